@@ -1,0 +1,143 @@
+"""PDF files through pypdfium2: one Section per page that has text, headed by the PDF's bookmarks."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pypdfium2
+import pypdfium2.raw as pdfium_c
+
+from inference.errors import LoadError
+from rag.loaders import Section, build_sections, empty_error, unreadable_error
+from rag.loaders.text import normalise
+
+PATH_SEPARATOR = " › "
+
+# PDFium marks soft hyphens and generated line ends with non-characters; they are not text.
+_NON_TEXT = re.compile("[\ufffe\uffff\u00ad\x02]")
+_TRAILING_SPACE = re.compile(r"[ \t]+\n")
+
+
+def load(path: Path) -> list[Section]:
+    """Read a PDF as one Section per page with text; LoadError if it is encrypted, corrupt or scanned."""
+    # PDFium is not thread-safe: callers run all loading on one worker (see STYLE.md §2).
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise unreadable_error(path, exc) from exc
+    with handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            raise empty_error(path)
+        document = _open(path, handle)
+        try:
+            page_count = len(document)
+            headings = _page_headings(document, page_count)
+            texts: list[str] = []
+            failed = 0
+            for index in range(page_count):
+                try:
+                    texts.append(_page_text(document, index))
+                except Exception:  # pypdfium2 raises PdfiumError, and ValueError/OSError on bad data
+                    # One damaged page should not cost the reader the rest of the document.
+                    texts.append("")
+                    failed += 1
+        finally:
+            document.close()
+    if page_count and failed == page_count:
+        raise LoadError(
+            f"{path.name} is damaged: none of its pages could be read.",
+            kind="corrupt",
+            hint="Open it in a PDF viewer and save or print it to a new PDF.",
+        )
+    if page_count == 0:
+        raise empty_error(path)
+    sections = build_sections((text, i + 1, headings[i]) for i, text in enumerate(texts))
+    if not sections:
+        raise LoadError(
+            f"{path.name} has no text layer (scanned?): its {page_count} page(s) contain no text to read.",
+            kind="no_text_layer",
+            hint="Run it through OCR software to add a text layer, then add it again.",
+        )
+    return sections
+
+
+def _open(path: Path, handle: object) -> pypdfium2.PdfDocument:
+    """Open the document, trying the empty password as PDFium does, and translate its failures."""
+    try:
+        return pypdfium2.PdfDocument(handle)
+    except pypdfium2.PdfiumError as exc:
+        code = exc.err_code
+        if code == pdfium_c.FPDF_ERR_PASSWORD:
+            raise LoadError(
+                f"{path.name} is encrypted: it needs a password to open.",
+                kind="encrypted",
+                hint="Save an unprotected copy of the PDF and add that instead.",
+            ) from exc
+        if code == pdfium_c.FPDF_ERR_SECURITY:
+            raise LoadError(
+                f"{path.name} is encrypted with a protection scheme Hearth cannot open.",
+                kind="encrypted",
+                hint="Save an unprotected copy of the PDF and add that instead.",
+            ) from exc
+        if code == pdfium_c.FPDF_ERR_FILE:
+            raise LoadError(f"{path.name} cannot be opened (the file could not be read).", kind="unreadable") from exc
+        if code == pdfium_c.FPDF_ERR_SUCCESS:
+            # PDFium parsed it but found no pages: damage far more often than a truly page-less PDF.
+            raise LoadError(
+                f"{path.name} has no pages; it is probably damaged.",
+                kind="corrupt",
+                hint="Open it in a PDF viewer and save or print it to a new PDF.",
+            ) from exc
+        raise LoadError(
+            f"{path.name} is not a valid PDF or is damaged.",
+            kind="corrupt",
+            hint="Open it in a PDF viewer and save or print it to a new PDF.",
+        ) from exc
+    except OSError as exc:
+        raise unreadable_error(path, exc) from exc
+    except Exception as exc:  # anything else from the binding means PDFium could not parse the bytes
+        raise LoadError(f"{path.name} is not a valid PDF or is damaged.", kind="corrupt") from exc
+
+
+def _page_text(document: pypdfium2.PdfDocument, index: int) -> str:
+    """The text of one page, with newlines normalised and PDFium's markers removed."""
+    page = document[index]
+    try:
+        textpage = page.get_textpage()
+        try:
+            text = textpage.get_text_range()
+        finally:
+            textpage.close()
+    finally:
+        page.close()
+    text = _NON_TEXT.sub("", normalise(text))
+    return _TRAILING_SPACE.sub("\n", text)
+
+
+def _page_headings(document: pypdfium2.PdfDocument, page_count: int) -> list[str | None]:
+    """For each page, the bookmark path that heads it: the first starting there, else the one in force."""
+    first: dict[int, str | None] = {}  # page index -> path of the first bookmark pointing there
+    last: dict[int, str | None] = {}  # page index -> path of the last one, in force on the next pages
+    stack: list[str] = []
+    try:
+        for bookmark in document.get_toc():
+            del stack[bookmark.level :]
+            stack.append(" ".join((bookmark.get_title() or "").split()))
+            dest = bookmark.get_dest()
+            index = dest.get_index() if dest is not None else None
+            if index is None or not 0 <= index < page_count:
+                continue
+            path = PATH_SEPARATOR.join(t for t in stack if t) or None
+            first.setdefault(index, path)
+            last[index] = path
+    except Exception:
+        # Bookmarks are a nicety; a broken outline must not cost the document its text.
+        return [None] * page_count
+    headings: list[str | None] = []
+    in_force: str | None = None
+    for index in range(page_count):
+        headings.append(first[index] if index in first else in_force)
+        in_force = last.get(index, in_force)
+    return headings
