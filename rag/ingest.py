@@ -126,7 +126,9 @@ def file_sha256(path: Path) -> str:
 
 def embedding_text(chunk: Chunk) -> str:
     """The text embedded for a chunk: its heading gives context the passage itself may lack."""
-    return f"{chunk.heading}\n{chunk.text}" if chunk.heading else chunk.text
+    if not chunk.heading or chunk.text.startswith(chunk.heading.split(" › ")[-1]):
+        return chunk.text  # sections open with their own heading; later chunks of one do not
+    return f"{chunk.heading}\n{chunk.text}"
 
 
 def ingest(
