@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("search", help="find the passages that best match a query")
     sp.add_argument("query")
     sp.add_argument("-k", type=int, default=5, help="how many passages (default: %(default)s)")
+    sp.add_argument("--mode", choices=("hybrid", "dense", "lexical"), default="hybrid",
+                    help="ranking: keywords and meaning fused (default), meaning only, keywords only")
     common(sp)
     sp = sub.add_parser("ask", help="answer a question from the documents, with sources")
     sp.add_argument("question")
@@ -131,7 +133,7 @@ def _ingest(hearth, args: argparse.Namespace) -> int:
 
 
 def _search(hearth, args: argparse.Namespace) -> int:
-    hits = hearth.search(args.query, k=args.k, workspace=args.workspace)
+    hits = hearth.search(args.query, k=args.k, workspace=args.workspace, mode=args.mode)
     if args.json:
         print(json.dumps({"hits": [h.to_json() for h in hits]}, ensure_ascii=False))
         return EXIT_OK

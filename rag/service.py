@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 import time
 import unicodedata
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +15,9 @@ from inference.llm import ChatModel
 from rag.answer import Answer, answer
 from rag.ingest import IngestOptions, IngestReport, Progress, forget, ingest
 from rag.manifest import DocumentRecord, Manifest
-from rag.store import ChromaStore, Hit, VectorStore
+from rag.lexical import LexicalIndex
+from rag.retrieval import RetrievalOptions, contextualize, retrieve
+from rag.store import ChromaStore, Hit, HybridStore, VectorStore
 
 if TYPE_CHECKING:
     from inference.embedder import Embedder
@@ -35,6 +37,7 @@ class HearthConfig:
     embed_threads: int | None = None  # ONNX Runtime intra-op threads; None = all cores
     min_score: float = 0.2  # passages scoring below this cosine similarity are not relevant
     ingest: IngestOptions = field(default_factory=IngestOptions)
+    retrieval: RetrievalOptions = field(default_factory=RetrievalOptions)
 
     @property
     def cache_dir(self) -> Path:
@@ -87,7 +90,9 @@ class Hearth:
         """The vector store."""
         with self._lock:
             if self._store is None:
-                self._store = ChromaStore(self.config.data_dir / "index")
+                self._store = HybridStore(
+                    ChromaStore(self.config.data_dir / "index"), LexicalIndex(self.config.data_dir / "lexical.sqlite")
+                )
             return self._store
 
     @property
@@ -154,7 +159,9 @@ class Hearth:
             cancel=cancel,
         )
 
-    def search(self, query: str, *, k: int = 5, workspace: str = DEFAULT_WORKSPACE) -> list[Hit]:
+    def search(
+        self, query: str, *, k: int = 5, workspace: str = DEFAULT_WORKSPACE, mode: str | None = None
+    ) -> list[Hit]:
         """The k passages most similar to a query, best first, from fully indexed documents only."""
         workspace = check_workspace(workspace)
         if not query.strip():
@@ -165,10 +172,14 @@ class Hearth:
         if not done:
             return []
         self._check_embedder(workspace)
-        vector = self.embedder.embed([query])[0]
-        # Over-fetch: chunks of documents whose indexing was interrupted are filtered out.
-        hits = self.store.query(workspace, vector, k=k * 3 + 10)
-        return [h for h in hits if h.source in done][:k]
+        store = self.store
+        if not isinstance(store, HybridStore):  # a plain vector store passed in: dense ranking only
+            vector = self.embedder.embed([query])[0]
+            return [h for h in store.query(workspace, vector, k=k * 3 + 10) if h.source in done][:k]
+        store.sync_lexical(workspace, done)
+        options = replace(self.config.retrieval, mode=mode or self.config.retrieval.mode)
+        # Only chunks of documents whose indexing finished count; interrupted ones are filtered out.
+        return retrieve(query, workspace=workspace, embedder=self.embedder, store=store, done=done, k=k, options=options)
 
     def ask(
         self,
@@ -178,12 +189,17 @@ class Hearth:
         workspace: str = DEFAULT_WORKSPACE,
         on_token: Callable[[str], None] | None = None,
         cancel: Callable[[], bool] | None = None,
+        history: Sequence[str] = (),
     ) -> Answer:
-        """Answer a question from the workspace's documents, streaming the reply to `on_token`."""
+        """Answer a question from the workspace's documents, streaming the reply to `on_token`.
+
+        `history` holds the conversation's earlier user questions: a follow-up is searched with them.
+        """
         t0 = time.perf_counter()
         if self._chat_model is None:
             self.resolve_model_path(self.config.chat_model)  # a bad --model is an error even with no hits
-        hits = [h for h in self.search(question, k=k, workspace=workspace) if h.score >= self.config.min_score]
+        query = contextualize(question, history)
+        hits = [h for h in self.search(query, k=k, workspace=workspace) if h.score >= self.config.min_score]
         t_search = time.perf_counter() - t0
         model = self.chat_model if hits else _NoModel()
         result = answer(question, hits, model, on_token=on_token, cancel=cancel)

@@ -13,6 +13,7 @@ import numpy as np
 
 from inference.errors import StoreError
 from rag.chunking import Chunk
+from rag.lexical import LexicalIndex, LexicalRow
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,7 @@ class ChromaStore:
         if len(chunks) != len(vectors):
             raise StoreError("Internal error: chunk and vector counts differ.")
         col = self._collection(workspace)
-        ids = [f"{_source_key(source)}:{version[:16]}:{c.index}" for c in chunks]
+        ids = chunk_ids(source, version, chunks)
         metas = [_meta(source, version, c) for c in chunks]
         try:
             # Add in slices: Chroma caps the batch size of one call.
@@ -140,23 +141,12 @@ class ChromaStore:
             )
         except Exception as exc:
             raise StoreError(f"Cannot search the index: {exc}") from exc
-        hits = []
-        for cid, text, meta, dist in zip(
-            res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0], strict=True
-        ):
-            hits.append(
-                Hit(
-                    source=str(meta["source"]),
-                    page=_opt_int(meta.get("page")),
-                    heading=meta.get("heading") or None,
-                    score=1.0 - float(dist),
-                    text=text or "",
-                    start=int(meta.get("start", 0)),
-                    end=int(meta.get("end", 0)),
-                    chunk_id=cid,
-                )
+        return [
+            _hit(cid, text, meta, 1.0 - float(dist))
+            for cid, text, meta, dist in zip(
+                res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0], strict=True
             )
-        return hits
+        ]
 
     def count(self, workspace: str) -> int:
         """How many chunks a workspace holds."""
@@ -165,6 +155,34 @@ class ChromaStore:
         except Exception as exc:
             raise StoreError(f"Cannot read the index: {exc}") from exc
 
+    def hits_by_id(self, workspace: str, ids: Sequence[str], vector: np.ndarray) -> dict[str, Hit]:
+        """The chunks with these ids, scored by cosine similarity to a unit vector."""
+        if not ids:
+            return {}
+        try:
+            res = self._collection(workspace).get(
+                ids=list(ids), include=["documents", "metadatas", "embeddings"]
+            )
+        except Exception as exc:
+            raise StoreError(f"Cannot read the index: {exc}") from exc
+        out = {}
+        for cid, text, meta, emb in zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"], strict=True):
+            score = float(np.dot(np.asarray(emb, dtype=np.float32), vector))
+            out[cid] = _hit(cid, text, meta, score)
+        return out
+
+    def chunks_of(self, workspace: str, sources: Sequence[str]) -> list[Hit]:
+        """Every stored chunk of some documents (score 0), to rebuild other indexes from."""
+        if not sources:
+            return []
+        try:
+            res = self._collection(workspace).get(
+                where={"source": {"$in": list(sources)}}, include=["documents", "metadatas"]
+            )
+        except Exception as exc:
+            raise StoreError(f"Cannot read the index: {exc}") from exc
+        return [_hit(cid, t, m, 0.0) for cid, t, m in zip(res["ids"], res["documents"], res["metadatas"], strict=True)]
+
     def drop_workspace(self, workspace: str) -> None:
         """Delete a workspace's whole collection."""
         self._collections.pop(workspace, None)
@@ -172,6 +190,25 @@ class ChromaStore:
             self._client.delete_collection(collection_name(workspace))
         except Exception as exc:
             log.debug("dropping %s: %s", workspace, exc)
+
+
+def chunk_ids(source: str, version: str, chunks: Sequence[Chunk]) -> list[str]:
+    """Stable ids of a document version's chunks, shared by the vector and keyword indexes."""
+    key = _source_key(source)
+    return [f"{key}:{version[:16]}:{c.index}" for c in chunks]
+
+
+def _hit(cid: str, text: str | None, meta: dict[str, Any], score: float) -> Hit:
+    return Hit(
+        source=str(meta["source"]),
+        page=_opt_int(meta.get("page")),
+        heading=meta.get("heading") or None,
+        score=score,
+        text=text or "",
+        start=int(meta.get("start", 0)),
+        end=int(meta.get("end", 0)),
+        chunk_id=cid,
+    )
 
 
 def _source_key(source: str) -> str:
@@ -190,3 +227,60 @@ def _meta(source: str, version: str, chunk: Chunk) -> dict[str, Any]:
 
 def _opt_int(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+class HybridStore:
+    """The vector store and the keyword index written together, so both always hold the same chunks."""
+
+    def __init__(self, vectors: ChromaStore, lexical: LexicalIndex) -> None:
+        self.vectors = vectors
+        self.lexical = lexical
+        self._synced: set[str] = set()
+
+    def replace_document(
+        self, workspace: str, source: str, chunks: Sequence[Chunk], vectors: np.ndarray, *, version: str
+    ) -> None:
+        """Write a document's chunks to both indexes (keywords first; the manifest marks it done after)."""
+        rows = [
+            LexicalRow(cid, source, c.page, c.heading, c.start, c.end, c.text)
+            for cid, c in zip(chunk_ids(source, version, chunks), chunks, strict=True)
+        ]
+        self.lexical.replace_document(workspace, source, rows)
+        self.vectors.replace_document(workspace, source, chunks, vectors, version=version)
+
+    def delete_document(self, workspace: str, source: str) -> None:
+        """Remove a document from both indexes."""
+        self.vectors.delete_document(workspace, source)
+        self.lexical.delete_document(workspace, source)
+
+    def query(self, workspace: str, vector: np.ndarray, *, k: int) -> list[Hit]:
+        """Nearest chunks by vector."""
+        return self.vectors.query(workspace, vector, k=k)
+
+    def count(self, workspace: str) -> int:
+        """Chunks in the vector store."""
+        return self.vectors.count(workspace)
+
+    def lexical_query(self, workspace: str, text: str, *, k: int) -> list[Hit]:
+        """The k best chunks by BM25 (score is the BM25 score, higher is better)."""
+        return [
+            Hit(r.source, r.page, r.heading, score, r.text, r.start, r.end, r.chunk_id)
+            for r, score in self.lexical.search(workspace, text, k=k)
+        ]
+
+    def hits_by_id(self, workspace: str, ids: Sequence[str], vector: np.ndarray) -> dict[str, Hit]:
+        """Chunks by id with their cosine similarity to a vector."""
+        return self.vectors.hits_by_id(workspace, ids, vector)
+
+    def sync_lexical(self, workspace: str, sources: set[str]) -> None:
+        """Fill the keyword index for documents the vector store has but it lacks (an index from before it existed)."""
+        if workspace in self._synced:
+            return
+        missing = sorted(sources - self.lexical.sources(workspace))
+        for i in range(0, len(missing), 100):
+            hits = self.vectors.chunks_of(workspace, missing[i : i + 100])
+            self.lexical.add_rows(
+                workspace,
+                ((h.source, LexicalRow(h.chunk_id, h.source, h.page, h.heading, h.start, h.end, h.text)) for h in hits),
+            )
+        self._synced.add(workspace)

@@ -1,0 +1,116 @@
+"""Retrieval: dense and keyword rankings fused, optionally reranked, diversified across sources."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from inference.errors import UsageError
+from rag.lexical import query_terms
+from rag.store import HybridStore, Hit
+
+if TYPE_CHECKING:
+    from inference.embedder import Embedder
+
+MODES = ("hybrid", "dense", "lexical")
+
+
+@dataclass(frozen=True)
+class RetrievalOptions:
+    """How passages are found and ranked; the fusion weights were chosen on bench/retrieval.py's dev set."""
+
+    mode: str = "hybrid"  # hybrid | dense | lexical
+    candidates: int = 40  # taken from each ranking before fusion
+    dense_weight: float = 1.0
+    lexical_weight: float = 1.0
+    rrf_k: int = 60  # reciprocal-rank fusion constant: larger flattens the rank curve
+    max_per_source: int = 3  # no answer built from one file when other files match too
+    max_per_section: int = 2  # ... nor from one page or one section
+
+
+class Reranker(Protocol):
+    """Reorders candidate passages for a query (e.g. a cross-encoder)."""
+
+    def rerank(self, query: str, hits: Sequence[Hit]) -> list[Hit]: ...
+
+
+def retrieve(
+    query: str,
+    *,
+    workspace: str,
+    embedder: Embedder,
+    store: HybridStore,
+    done: set[str],
+    k: int,
+    options: RetrievalOptions = RetrievalOptions(),
+    reranker: Reranker | None = None,
+) -> list[Hit]:
+    """The k best passages of fully indexed documents for a query, best first."""
+    if options.mode not in MODES:
+        raise UsageError(f"Unknown search mode {options.mode!r}; use one of {', '.join(MODES)}.")
+    n = max(options.candidates, k * 3)
+    if options.mode == "lexical":
+        hits = [h for h in store.lexical_query(workspace, query, k=n) if h.source in done]
+        return _diversify(hits, k, options)
+    vector = embedder.embed([query])[0]
+    dense = [h for h in store.query(workspace, vector, k=n) if h.source in done]
+    if options.mode == "dense":
+        return _diversify(dense, k, options)
+    lexical = [h for h in store.lexical_query(workspace, query, k=n) if h.source in done]
+    fused = fuse(dense, lexical, options)
+    # Passages only the keyword ranking found get their real similarity, so the relevance floor applies to all.
+    by_id = {h.chunk_id: h for h in dense}
+    missing = [cid for cid in fused if cid not in by_id]
+    by_id.update(store.hits_by_id(workspace, missing, vector))
+    hits = [by_id[cid] for cid in fused if cid in by_id]
+    if reranker is not None:
+        hits = reranker.rerank(query, hits)
+    return _diversify(hits, k, options)
+
+
+def fuse(dense: Sequence[Hit], lexical: Sequence[Hit], options: RetrievalOptions) -> list[str]:
+    """Chunk ids ordered by weighted reciprocal-rank fusion of the two rankings."""
+    score: dict[str, float] = {}
+    for weight, ranking in ((options.dense_weight, dense), (options.lexical_weight, lexical)):
+        for rank, h in enumerate(ranking):
+            score[h.chunk_id] = score.get(h.chunk_id, 0.0) + weight / (options.rrf_k + rank + 1)
+    return sorted(score, key=lambda cid: -score[cid])
+
+
+def _diversify(hits: Sequence[Hit], k: int, options: RetrievalOptions) -> list[Hit]:
+    """Take hits in order, capping any one file and any one page/section while others remain."""
+    chosen: list[Hit] = []
+    held: list[Hit] = []
+    per_source: dict[str, int] = {}
+    per_section: dict[tuple[str, int | None, str | None], int] = {}
+    for h in hits:
+        sec = (h.source, h.page, h.heading)
+        if per_source.get(h.source, 0) >= options.max_per_source or per_section.get(sec, 0) >= options.max_per_section:
+            held.append(h)
+            continue
+        chosen.append(h)
+        per_source[h.source] = per_source.get(h.source, 0) + 1
+        per_section[sec] = per_section.get(sec, 0) + 1
+        if len(chosen) == k:
+            return chosen
+    # Not enough variety: fill up with the best of what the caps held back, keeping rank order.
+    rank = {h.chunk_id: i for i, h in enumerate(hits)}
+    return sorted(chosen + held[: k - len(chosen)], key=lambda h: rank[h.chunk_id])
+
+
+_FOLLOW_UP = re.compile(
+    r"^\s*(and|but|or|also|what about|how about|and what about|same for|what if|"
+    r"и|а|а как|а что|а если|и для|тогда)\b",
+    re.IGNORECASE,
+)
+
+
+def contextualize(question: str, history: Sequence[str]) -> str:
+    """The query to retrieve with: a follow-up ("and for contractors?") is joined to the previous question."""
+    if not history:
+        return question
+    if _FOLLOW_UP.match(question) or len(query_terms(question)) <= 2:
+        return f"{history[-1].strip()} {question.strip()}"
+    return question

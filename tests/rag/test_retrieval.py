@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inference.errors import UsageError
+from rag.lexical import LexicalIndex, LexicalRow, query_terms
+from rag.retrieval import RetrievalOptions, _diversify, contextualize, fuse
+from rag.service import Hearth, HearthConfig
+from rag.store import Hit
+from tests.fakes import HashEmbedder
+
+
+def hit(cid: str, source: str = "/a", page: int | None = None, score: float = 0.5) -> Hit:
+    return Hit(source, page, None, score, f"text {cid}", 0, 1, cid)
+
+
+def test_query_terms_drop_stop_words_but_keep_numbers():
+    assert query_terms("What is the allowance for 2 days?") == ["allowance", "2", "days"]
+    assert query_terms("the of") == ["the", "of"]  # all stop words: keep them rather than nothing
+
+
+def test_lexical_index_ranks_stems_and_replaces(tmp_path):
+    idx = LexicalIndex(tmp_path / "lex.sqlite")
+    idx.replace_document("ws", "/a", [LexicalRow("a1", "/a", 1, "Travel", 0, 10, "Employees travelling abroad get meals paid.")])
+    idx.replace_document("ws", "/b", [LexicalRow("b1", "/b", None, None, 0, 10, "Printers need a badge.")])
+    found = idx.search("ws", "travel meal", k=5)
+    assert [r.chunk_id for r, _ in found] == ["a1"]  # porter stemming: travel ~ travelling, meal ~ meals
+    assert idx.search("other", "travel", k=5) == []
+    idx.replace_document("ws", "/a", [LexicalRow("a2", "/a", 1, None, 0, 10, "Nothing about that now.")])
+    assert idx.search("ws", "travel", k=5) == []
+    assert idx.count("ws") == 2
+    idx.delete_document("ws", "/b")
+    assert idx.sources("ws") == {"/a"}
+    assert idx.search("ws", 'quote" OR "x', k=5) == []  # query syntax cannot be injected
+
+
+def test_rrf_fusion_rewards_agreement():
+    dense = [hit("x"), hit("y"), hit("z")]
+    lexical = [hit("z"), hit("y"), hit("w")]
+    fused = fuse(dense, lexical, RetrievalOptions())
+    assert set(fused[:2]) == {"y", "z"} and fused[2:] == ["x", "w"]
+    only_dense = fuse(dense, lexical, RetrievalOptions(lexical_weight=0.0))
+    assert only_dense[:3] == ["x", "y", "z"]
+
+
+def test_diversify_caps_one_source_while_others_match():
+    hits = [hit(f"a{i}", "/a", page=1) for i in range(5)] + [hit("b0", "/b"), hit("c0", "/c")]
+    got = _diversify(hits, 4, RetrievalOptions(max_per_source=3, max_per_section=2))
+    assert [h.chunk_id for h in got] == ["a0", "a1", "b0", "c0"]
+    # When nothing else matches, the held-back hits fill the list in rank order.
+    got = _diversify(hits[:5], 4, RetrievalOptions(max_per_source=3, max_per_section=2))
+    assert [h.chunk_id for h in got] == ["a0", "a1", "a2", "a3"]
+
+
+def test_follow_up_questions_are_searched_with_the_previous_one():
+    history = ["How much is the hotel allowance for employees?"]
+    assert contextualize("And for contractors?", history) == "How much is the hotel allowance for employees? And for contractors?"
+    assert contextualize("а для подрядчиков?", history).startswith("How much")
+    assert contextualize("What is the VPN address of the Hamburg office?", history).startswith("What is the VPN")
+    assert contextualize("And for contractors?", []) == "And for contractors?"
+
+
+@pytest.fixture
+def hearth(tmp_path) -> Hearth:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "codes.md").write_text("# Codes\n\nThe door code for the server room is ZX-4481.\n")
+    (docs / "garden.md").write_text("# Garden\n\nThe garden is watered every Tuesday by the facilities team.\n")
+    (docs / "canteen.md").write_text("# Canteen\n\nLunch is served between noon and two in the canteen.\n")
+    h = Hearth(HearthConfig(data_dir=tmp_path / "data"), embedder=HashEmbedder())
+    assert h.ingest([docs]).added == 3
+    return h
+
+
+def test_modes_through_the_service(hearth):
+    for mode in ("hybrid", "dense", "lexical"):
+        hits = hearth.search("server room door code", k=2, mode=mode)
+        assert Path(hits[0].source).name == "codes.md", mode
+    assert hearth.search("ZX-4481", k=1, mode="lexical")[0].text.endswith("ZX-4481.")
+    with pytest.raises(UsageError):
+        hearth.search("x", mode="psychic")
+
+
+def test_keyword_index_is_rebuilt_for_an_index_made_before_it(hearth):
+    hearth.store.lexical.drop_workspace("default")
+    hearth.store._synced.clear()
+    assert Path(hearth.search("ZX-4481", k=1, mode="lexical")[0].source).name == "codes.md"
+    assert hearth.store.lexical.count("default") == hearth.store.count("default")
+
+
+def test_forget_removes_from_both_indexes(hearth, tmp_path):
+    hearth.forget([tmp_path / "docs" / "codes.md"])
+    assert hearth.search("ZX-4481", k=3, mode="lexical") == []
+    assert hearth.store.lexical.count("default") == hearth.store.count("default") == 2
