@@ -51,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--model", default=None, help="built-in model name or path to a .gguf file")
     sp.add_argument("--ctx", type=int, default=4096, help="context size in tokens (default: %(default)s)")
     common(sp)
+    sp = sub.add_parser("eval", help="self-test: can search find passages from questions the model writes?")
+    sp.add_argument("-n", type=int, default=20, help="passages to sample (default: %(default)s)")
+    sp.add_argument("-k", type=int, default=5, help="results searched per question (default: %(default)s)")
+    sp.add_argument("--seed", type=int, default=0, help="sampling seed (default: %(default)s)")
+    sp.add_argument("--model", default=None, help="built-in model name or path to a .gguf file")
+    common(sp)
     sp = sub.add_parser("sources", help="list the indexed documents")
     common(sp)
     sp = sub.add_parser("forget", help="remove documents (or everything under folders) from the index")
@@ -110,6 +116,7 @@ def _run(args: argparse.Namespace) -> int:
         "search": _search,
         "ask": _ask,
         "sources": _sources,
+        "eval": _eval,
         "forget": _forget,
     }[args.command](hearth, args)
 
@@ -162,6 +169,31 @@ def _ask(hearth, args: argparse.Namespace) -> int:
         for i, h in enumerate(result.sources, 1):
             mark = "*" if i in result.cited else " "
             print(f" {mark}[{i}] {_place(h)}  (score {h.score:.2f})")
+    return EXIT_OK
+
+
+def _eval(hearth, args: argparse.Namespace) -> int:
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\rself-test: {done}/{total} questions")
+            sys.stderr.flush()
+
+    report = hearth.self_test(workspace=args.workspace, n=args.n, k=args.k, seed=args.seed, progress=progress)
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+        return EXIT_OK
+    if not report.items:
+        print("No passages to test: index some documents first.")
+        return EXIT_OK
+    for item in report.items:
+        where = f"#{item.rank}" if item.rank else "not found"
+        print(f"{where:>10}  {item.question}  <- {_place(item)}")
+    print(
+        f"\nFound the passage first for {report.rate(1):.0%} of {len(report.items)} questions, "
+        f"in the top {report.k} for {report.rate(report.k):.0%} (MRR {report.mrr:.2f})."
+    )
     return EXIT_OK
 
 

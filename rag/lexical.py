@@ -137,6 +137,14 @@ class LexicalIndex:
             raise StoreError(f"Cannot search the keyword index: {exc}") from exc
         return [(LexicalRow(*r[:7]), -float(r[7])) for r in rows]
 
+    def all_rows(self, workspace: str) -> list[LexicalRow]:
+        """Every chunk of a workspace, in insertion order."""
+        rows = self._db.execute(
+            'SELECT chunk_id, source, page, heading, start, "end", text FROM chunks WHERE workspace=? ORDER BY rowid',
+            (workspace,),
+        )
+        return [LexicalRow(*r) for r in rows]
+
     def add_rows(self, workspace: str, rows: Iterable[tuple[str, LexicalRow]]) -> None:
         """Bulk insert (source, row) pairs, used to rebuild the index from the vector store."""
         with self._lock, self._db:

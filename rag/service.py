@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from inference.errors import UsageError
 from inference.llm import ChatModel
 from rag.answer import Answer, answer
+from rag.evaluate import SelfTestReport, self_test
 from rag.ingest import IngestOptions, IngestReport, Progress, forget, ingest
 from rag.manifest import DocumentRecord, Manifest
 from rag.lexical import LexicalIndex
@@ -205,6 +206,26 @@ class Hearth:
         result = answer(question, hits, model, on_token=on_token, cancel=cancel)
         result.timings["retrieval"] = t_search
         return result
+
+    def self_test(
+        self,
+        *,
+        workspace: str = DEFAULT_WORKSPACE,
+        n: int = 20,
+        k: int = 5,
+        seed: int = 0,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> SelfTestReport:
+        """Check how well the workspace is indexed: questions the model writes for sampled passages, searched."""
+        workspace = check_workspace(workspace)
+        if not 1 <= n <= 1000:
+            raise UsageError(f"The number of questions must be between 1 and 1000, not {n}.")
+        store = self.store
+        if not isinstance(store, HybridStore):
+            raise UsageError("The self-test needs Hearth's own document index.")
+        store.sync_lexical(workspace, self.manifest.done_sources(workspace))
+        return self_test(self, workspace=workspace, n=n, k=k, seed=seed, progress=progress, cancel=cancel)
 
     def sources(self, *, workspace: str = DEFAULT_WORKSPACE) -> list[DocumentRecord]:
         """Every document the workspace knows, with its status."""
