@@ -109,6 +109,7 @@ def _run(args: argparse.Namespace) -> int:
         n_ctx=getattr(args, "ctx", 4096),
         n_threads=threads,
         embed_threads=threads,
+        reranker_dir=Path(os.environ["HEARTH_RERANKER_DIR"]) if os.environ.get("HEARTH_RERANKER_DIR") else None,
     )
     hearth = Hearth(config)
     return {

@@ -30,10 +30,33 @@ class RetrievalOptions:
     max_per_section: int = 2  # ... nor from one page or one section
 
 
+class PairScorer(Protocol):
+    """Scores passages against a query jointly (a cross-encoder)."""
+
+    def score(self, query: str, passages: Sequence[str]) -> Sequence[float]: ...
+
+
 class Reranker(Protocol):
     """Reorders candidate passages for a query (e.g. a cross-encoder)."""
 
     def rerank(self, query: str, hits: Sequence[Hit]) -> list[Hit]: ...
+
+
+class CrossEncoderReranker:
+    """A `Reranker` over any pair scorer (e.g. inference.reranker.OnnxCrossEncoder)."""
+
+    def __init__(self, scorer: PairScorer, *, top: int = 30) -> None:
+        self.scorer = scorer
+        self.top = top  # only the best fused candidates are rescored: cross-encoders are slow
+
+    def rerank(self, query: str, hits: Sequence[Hit]) -> list[Hit]:
+        """Rescore the first `top` hits jointly with the query; the rest keep their order after them."""
+        head, tail = list(hits[: self.top]), list(hits[self.top :])
+        if not head:
+            return tail
+        scores = self.scorer.score(query, [h.text for h in head])
+        order = sorted(range(len(head)), key=lambda i: -float(scores[i]))
+        return [head[i] for i in order] + tail
 
 
 def retrieve(

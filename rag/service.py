@@ -17,7 +17,7 @@ from rag.evaluate import SelfTestReport, self_test
 from rag.ingest import IngestOptions, IngestReport, Progress, forget, ingest
 from rag.manifest import DocumentRecord, Manifest
 from rag.lexical import LexicalIndex
-from rag.retrieval import RetrievalOptions, contextualize, retrieve
+from rag.retrieval import CrossEncoderReranker, Reranker, RetrievalOptions, contextualize, retrieve
 from rag.store import ChromaStore, Hit, HybridStore, VectorStore
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ class HearthConfig:
     min_score: float = 0.2  # passages scoring below this cosine similarity are not relevant
     ingest: IngestOptions = field(default_factory=IngestOptions)
     retrieval: RetrievalOptions = field(default_factory=RetrievalOptions)
+    reranker_dir: Path | None = None  # a cross-encoder ONNX folder (model.onnx + tokenizer.json), if any
 
     @property
     def cache_dir(self) -> Path:
@@ -75,6 +76,7 @@ class Hearth:
         self._store = store
         self._chat_model = chat_model
         self._manifest: Manifest | None = None
+        self._reranker: Reranker | None = None
         self._lock = threading.RLock()
 
     # Parts, made lazily so `hearth sources` never loads a model.
@@ -180,7 +182,21 @@ class Hearth:
         store.sync_lexical(workspace, done)
         options = replace(self.config.retrieval, mode=mode or self.config.retrieval.mode)
         # Only chunks of documents whose indexing finished count; interrupted ones are filtered out.
-        return retrieve(query, workspace=workspace, embedder=self.embedder, store=store, done=done, k=k, options=options)
+        return retrieve(
+            query, workspace=workspace, embedder=self.embedder, store=store, done=done, k=k, options=options,
+            reranker=self.reranker if options.mode == "hybrid" else None,
+        )
+
+    @property
+    def reranker(self) -> Reranker | None:
+        """The cross-encoder reranker, when a folder for one is configured."""
+        with self._lock:
+            if self._reranker is None and self.config.reranker_dir is not None:
+                from inference.reranker import OnnxCrossEncoder
+
+                scorer = OnnxCrossEncoder(self.config.reranker_dir, threads=self.config.embed_threads)
+                self._reranker = CrossEncoderReranker(scorer)
+            return self._reranker
 
     def ask(
         self,

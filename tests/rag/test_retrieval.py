@@ -94,3 +94,17 @@ def test_forget_removes_from_both_indexes(hearth, tmp_path):
     hearth.forget([tmp_path / "docs" / "codes.md"])
     assert hearth.search("ZX-4481", k=3, mode="lexical") == []
     assert hearth.store.lexical.count("default") == hearth.store.count("default") == 2
+
+
+def test_configured_reranker_reorders_hybrid_results(tmp_path):
+    from tests.inference.test_reranker import write_cross_encoder
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("garden garden garden when when")
+    (docs / "b.txt").write_text("fire alarm tested monday")
+    cfg = HearthConfig(data_dir=tmp_path / "data", reranker_dir=write_cross_encoder(tmp_path / "ce"))
+    h = Hearth(cfg, embedder=HashEmbedder())
+    h.ingest([docs])
+    assert Path(h.search("garden when fire", k=2, mode="dense")[0].source).name == "a.txt"
+    assert Path(h.search("garden when fire", k=2)[0].source).name == "b.txt"  # the cross-encoder prefers b
