@@ -1,0 +1,199 @@
+"""Supporting quotes: align an answer's sentences with the passages' sentences, without asking the model.
+
+Each answer sentence is compared with every sentence (or table row, or list item) of the passages it was
+given, by embedding similarity plus word overlap (numbers count double: a figure is what a user checks).
+A confident match gives the sentence its citation and a quote with exact offsets in the source document;
+a sentence without one is flagged as not found in the documents. When the model's reply is empty, a
+refusal, or unsupported while a passage matched the question well, the best quotes stand in for it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rag.lexical import query_terms
+from rag.store import Hit
+
+if TYPE_CHECKING:
+    from inference.embedder import Embedder
+
+# A unit ends at sentence punctuation followed by space, or at a line break (rows, list items, headings).
+_UNIT = re.compile(r"[^\n]+?(?:[.!?…](?=\s)|(?=\n)|$)", re.S)
+_CITE = re.compile(r"\s*\[(\d{1,2})\]")
+_REFUSAL = re.compile(
+    r"^\s*(i (do not|don't) know|i'm not sure|i cannot (find|answer)|the (documents|passages) do not (say|contain|mention)"
+    r"|there is no (information|mention)|not (mentioned|stated) in)",
+    re.IGNORECASE,
+)
+FALLBACK_PREFIX = "The documents say: "
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A sentence of a source document that supports the answer, with its exact place."""
+
+    source: str
+    page: int | None
+    heading: str | None
+    text: str
+    start: int  # character offsets in the document's full text, as the loaders produce it
+    end: int
+    passage: int  # 1-based number of the passage it came from
+    score: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The contract's quote object."""
+        return {
+            "source": self.source,
+            "page": self.page,
+            "heading": self.heading,
+            "text": self.text,
+            "start": self.start,
+            "end": self.end,
+        }
+
+
+@dataclass(frozen=True)
+class SentenceSupport:
+    """One sentence of the answer, and the quote (index into quotes) that supports it, if any."""
+
+    text: str
+    support: int | None
+    citation: int | None  # 1-based passage number from the alignment
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form: text, support, citation."""
+        return {"text": self.text, "support": self.support, "citation": self.citation}
+
+
+@dataclass(frozen=True)
+class Support:
+    """The answer as shown (citations from alignment), its sentences' support, and the quotes."""
+
+    text: str
+    sentences: list[SentenceSupport] = field(default_factory=list)
+    quotes: list[Quote] = field(default_factory=list)
+    fallback: bool = False  # the model's reply was replaced by the quotes themselves
+
+
+@dataclass(frozen=True)
+class _Unit:
+    passage: int
+    text: str
+    start: int
+    end: int
+
+
+_MARKER = re.compile(r"(?:[-*•]|\d{1,3}[.)])\s+")
+
+
+def split_units(text: str) -> list[tuple[int, int]]:
+    """Sentence, row and line spans of a text (start, end), whitespace and list markers trimmed."""
+    spans = []
+    for m in _UNIT.finditer(text):
+        s, e = m.start(), m.end()
+        while s < e and text[s].isspace():
+            s += 1
+        marker = _MARKER.match(text, s, e)
+        if marker:
+            s = marker.end()
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s:
+            spans.append((s, e))
+    return spans
+
+
+def _terms(text: str) -> set[str]:
+    return set(query_terms(text))
+
+
+def _overlap(claim: set[str], unit: set[str]) -> float:
+    """Share of the claim's content words found in the unit; numbers weigh double."""
+    if not claim:
+        return 0.0
+    weight = {t: (2.0 if any(c.isdigit() for c in t) else 1.0) for t in claim}
+    return sum(w for t, w in weight.items() if t in unit) / sum(weight.values())
+
+
+def align(
+    answer: str,
+    question: str,
+    hits: Sequence[Hit],
+    *,
+    embedder: Embedder,
+    max_quotes: int = 3,
+    threshold: float = 0.62,
+    strong_passage: float = 0.45,
+) -> Support:
+    """Supporting quotes and per-sentence citations for an answer drawn from `hits` (numbered from 1)."""
+    units = [
+        _Unit(i, h.text[s:e], h.start + s, h.start + e)
+        for i, h in enumerate(hits, 1)
+        for s, e in split_units(h.text)
+        if len(h.text[s:e].split()) >= 3
+    ]
+    clean = _CITE.sub("", answer).strip()
+    sentences = [clean[s:e] for s, e in split_units(clean)]
+    if not units:
+        return Support(clean, [SentenceSupport(t, None, None) for t in sentences])
+    vecs = embedder.embed([u.text for u in units] + sentences + [question])
+    unit_vecs, sent_vecs, q_vec = vecs[: len(units)], vecs[len(units) : -1], vecs[-1]
+    unit_terms = [_terms(u.text) for u in units]
+
+    def best(vec: np.ndarray, terms: set[str]) -> tuple[int, float]:
+        scores = unit_vecs @ vec + 0.5 * np.array([_overlap(terms, ut) for ut in unit_terms])
+        j = int(np.argmax(scores))
+        return j, float(scores[j]) / 1.5  # back to a 0..1 scale
+
+    chosen: dict[int, float] = {}
+    picks: list[tuple[str, int | None]] = []
+    for text, vec in zip(sentences, sent_vecs, strict=True):
+        j, score = best(vec, _terms(text))
+        if score >= threshold and not _REFUSAL.match(text):
+            chosen[j] = max(chosen.get(j, 0.0), score)
+            picks.append((text, j))
+        else:
+            picks.append((text, None))
+
+    refusal = not clean or _REFUSAL.match(clean) is not None
+    unsupported = not chosen
+    strong = max((h.score for h in hits), default=0.0) >= strong_passage
+    if refusal or (unsupported and strong):
+        # The model failed: show what the documents say about the question instead.
+        q_terms = _terms(question)
+        ranked = sorted(
+            range(len(units)),
+            key=lambda j: -(float(unit_vecs[j] @ q_vec) + 0.5 * _overlap(q_terms, unit_terms[j])),
+        )[:max_quotes]
+        quotes = [_quote(units[j], hits, float(unit_vecs[j] @ q_vec)) for j in ranked]
+        text = FALLBACK_PREFIX + " ".join(_cite(q.text, q.passage) for q in quotes)
+        return Support(text, [SentenceSupport(q.text, i, q.passage) for i, q in enumerate(quotes)], quotes, True)
+
+    order = sorted(chosen, key=lambda j: -chosen[j])[:max_quotes]
+    quotes = [_quote(units[j], hits, chosen[j]) for j in order]
+    index = {j: i for i, j in enumerate(order)}
+    supports = [
+        SentenceSupport(t, index.get(j) if j is not None else None, units[j].passage if j is not None else None)
+        for t, j in picks
+    ]
+    shown = " ".join(_cite(s.text, s.citation) for s in supports)
+    return Support(shown, supports, quotes, False)
+
+
+def _cite(sentence: str, n: int | None) -> str:
+    """The sentence with its citation before the closing punctuation: 'is EUR 60 [1].'"""
+    if n is None:
+        return sentence
+    body = sentence.rstrip(".!?…:;")
+    return f"{body} [{n}]{sentence[len(body):]}"
+
+
+def _quote(unit: _Unit, hits: Sequence[Hit], score: float) -> Quote:
+    h = hits[unit.passage - 1]
+    return Quote(h.source, h.page, h.heading, unit.text, unit.start, unit.end, unit.passage, round(score, 4))

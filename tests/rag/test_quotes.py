@@ -1,0 +1,69 @@
+"""Supporting quotes on the real embedder and the demo documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag.loaders import full_text, load
+from rag.quotes import FALLBACK_PREFIX, align, split_units
+from rag.service import Hearth, HearthConfig
+
+DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
+
+
+@pytest.fixture(scope="module")
+def hearth(tmp_path_factory) -> Hearth:
+    h = Hearth(HearthConfig(data_dir=tmp_path_factory.mktemp("quotes"), embed_threads=2))
+    assert h.ingest([DEMO]).added == 3
+    return h
+
+
+def _check_offsets(quotes) -> None:
+    for q in quotes:
+        assert full_text(load(Path(q.source)))[q.start : q.end] == q.text
+
+
+def test_split_units_trims_markers_and_keeps_rows():
+    text = "- First item here.\n- Second: 28 days\nName | Rate\nA plain sentence. Another one!"
+    units = [text[s:e] for s, e in split_units(text)]
+    assert units == ["First item here.", "Second: 28 days", "Name | Rate", "A plain sentence.", "Another one!"]
+
+
+def test_quote_with_the_fact_is_chosen_and_points_into_the_source(hearth):
+    q = "What is the daily meal allowance for travel abroad?"
+    s = align("The daily meal allowance for travel abroad is EUR 60.", q, hearth.search(q), embedder=hearth.embedder)
+    assert not s.fallback
+    assert "EUR 60 for travel abroad" in s.quotes[0].text
+    assert s.quotes[0].source.endswith("travel-policy.pdf") and s.quotes[0].page == 2
+    assert s.sentences[0].support == 0 and s.text.endswith("EUR 60 [1].")
+    _check_offsets(s.quotes)
+
+
+def test_unsupported_sentence_is_flagged_and_wrong_model_citation_replaced(hearth):
+    q = "What should I do if my laptop is stolen?"
+    hits = hearth.search(q)
+    reply = "Call the IT service desk at extension 4400 immediately [3]. You must also file a police report within a week."
+    s = align(reply, q, hits, embedder=hearth.embedder)
+    first, second = s.sentences
+    assert first.support is not None and "4400" in s.quotes[first.support].text
+    assert hits[first.citation - 1].heading.endswith("Lost or stolen devices")
+    assert "[3]" not in s.text or first.citation == 3  # the model's marker survives only if it agrees
+    assert second.support is None and second.citation is None
+    _check_offsets(s.quotes)
+
+
+@pytest.mark.parametrize("reply", ["", "I don't know.", "Bananas are yellow and grow on trees in warm countries."])
+def test_failed_reply_falls_back_to_the_best_quotes(hearth, reply):
+    q = "How many days of annual leave do I get?"
+    s = align(reply, q, hearth.search(q), embedder=hearth.embedder)
+    assert s.fallback and s.text.startswith(FALLBACK_PREFIX)
+    assert "28 days of annual leave" in s.quotes[0].text
+    assert all(st.support is not None for st in s.sentences)
+    _check_offsets(s.quotes)
+
+
+def test_no_passages_means_no_quotes(hearth):
+    s = align("Something.", "question?", [], embedder=hearth.embedder)
+    assert s.quotes == [] and s.sentences[0].support is None and not s.fallback
