@@ -24,8 +24,8 @@ class RetrievalOptions:
     mode: str = "hybrid"  # hybrid | dense | lexical
     candidates: int = 40  # taken from each ranking before fusion
     dense_weight: float = 1.0
-    lexical_weight: float = 1.0
-    rrf_k: int = 60  # reciprocal-rank fusion constant: larger flattens the rank curve
+    lexical_weight: float = 2.0  # keywords weigh double: office questions often quote exact terms
+    rrf_k: int = 5  # reciprocal-rank fusion constant: small keeps the top ranks decisive
     max_per_source: int = 3  # no answer built from one file when other files match too
     max_per_section: int = 2  # ... nor from one page or one section
 

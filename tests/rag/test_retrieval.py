@@ -39,7 +39,7 @@ def test_lexical_index_ranks_stems_and_replaces(tmp_path):
 def test_rrf_fusion_rewards_agreement():
     dense = [hit("x"), hit("y"), hit("z")]
     lexical = [hit("z"), hit("y"), hit("w")]
-    fused = fuse(dense, lexical, RetrievalOptions())
+    fused = fuse(dense, lexical, RetrievalOptions(lexical_weight=1.0, rrf_k=60))
     assert set(fused[:2]) == {"y", "z"} and fused[2:] == ["x", "w"]
     only_dense = fuse(dense, lexical, RetrievalOptions(lexical_weight=0.0))
     assert only_dense[:3] == ["x", "y", "z"]
@@ -108,3 +108,9 @@ def test_configured_reranker_reorders_hybrid_results(tmp_path):
     h.ingest([docs])
     assert Path(h.search("garden when fire", k=2, mode="dense")[0].source).name == "a.txt"
     assert Path(h.search("garden when fire", k=2)[0].source).name == "b.txt"  # the cross-encoder prefers b
+
+
+def test_default_weights_favour_keywords_at_equal_rank():
+    # Chosen on bench/retrieval.py: keywords weigh double, a small rank constant.
+    fused = fuse([hit("x"), hit("y")], [hit("y"), hit("w")], RetrievalOptions())
+    assert fused == ["y", "w", "x"]
