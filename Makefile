@@ -7,7 +7,7 @@ PIP := $(PY) -m pip
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 DEMO_DATA ?= .data/demo
 
-.PHONY: run test demo venv clean
+.PHONY: run test demo venv clean venv-rocm venv-migraphx venv-cuda venv-cpu bundle bundle-rocm offline-check app-folder icons
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,13 @@ $(VENV)/.installed: $(VENV)/bin/activate pyproject.toml packaging/requirements-m
 
 venv: $(VENV)/.installed
 
-run: venv
-	$(MAKE) demo
+# Opens the desktop app on the demo workspace, indexed first when it is not yet (or the demo changed).
+run: venv $(DEMO_DATA)/.indexed
+	$(VENV)/bin/hearth --data-dir $(DEMO_DATA) gui --workspace default
+
+$(DEMO_DATA)/.indexed: $(wildcard assets/demo/*) | venv
+	$(VENV)/bin/hearth --data-dir $(DEMO_DATA) ingest assets/demo
+	touch $@
 
 demo: venv
 	$(VENV)/bin/hearth --data-dir $(DEMO_DATA) ingest assets/demo
@@ -30,6 +35,36 @@ demo: venv
 
 test: venv
 	$(PY) -m pytest -q
+
+# The embedder's GPU builds of ONNX Runtime, one per environment (see packaging/install_onnxruntime.py):
+# removes every onnxruntime build, installs the chosen one, and checks it lists its provider and that
+# chromadb still imports. `hearth embedder check` then says where the model really runs.
+venv-rocm venv-migraphx venv-cuda venv-cpu: venv-%: venv
+	$(PY) packaging/install_onnxruntime.py $*
+	$(VENV)/bin/hearth embedder check
+
+# Offline office deployment (README: "Offline install for IT"). `bundle` writes build/hearth-VERSION-cpu-…/:
+# every wheel (llama-cpp-python prebuilt), the default models, SHA256SUMS and ./install.sh.
+# BUNDLE_ARGS="--archive" adds a .tar; bundle-rocm needs the ROCm SDK (GFX=gfx1100,gfx1151 picks targets).
+bundle: venv
+	$(PY) packaging/bundle.py $(BUNDLE_ARGS)
+
+bundle-rocm: venv
+	$(PY) packaging/bundle.py --variant rocm $(if $(GFX),--gfx $(GFX)) $(BUNDLE_ARGS)
+
+# Builds the CPU bundle, installs it in a network namespace with no interfaces (unshare -n) into a fresh
+# venv with the system's Python, and runs `hearth ingest` + `hearth ask` there (about 5 minutes).
+offline-check: venv
+	$(PY) packaging/offline_check.py
+
+# The one-folder app (PyInstaller): build/app-dist/hearth/hearth runs without a Python install.
+app-folder: venv
+	$(PIP) install -q 'pyinstaller>=6.10'
+	$(PY) packaging/build_app.py
+
+# The icon set in assets/icons/hicolor, rendered from assets/icons/hearth.svg.
+icons: venv
+	$(PY) packaging/make_icons.py
 
 clean:
 	rm -rf $(VENV) .data

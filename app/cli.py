@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +30,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hearth", description="Private, offline answers from your own documents.")
     p.add_argument("--data-dir", type=Path, default=None, help="where Hearth keeps its index (default: %(default)s)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads for the models (default: automatic)")
+    p.add_argument("--embedder", dest="embedder_spec", default=None, metavar="NAME",
+                   help="embedding model (see `hearth embedder list`); ingesting with a new one re-embeds the "
+                        "workspace (default: the workspace's own, else all-MiniLM-L6-v2)")
+    p.add_argument("--chroma-url", default=None, metavar="URL",
+                   help="shared office: keep the index on this Chroma server (`chroma run`), e.g. http://HOST:8000 "
+                        "(env HEARTH_CHROMA_URL; its token in HEARTH_CHROMA_TOKEN)")
+    p.add_argument("--llm-url", default=None, metavar="URL",
+                   help="shared office: answers come from this OpenAI-compatible server (llama-server, vLLM, "
+                        "Lemonade), e.g. http://HOST:8080/v1 (env HEARTH_LLM_URL; its key in HEARTH_LLM_API_KEY)")
+    p.add_argument("--llm-model", default=None, metavar="NAME",
+                   help="the model to ask that server for (env HEARTH_LLM_MODEL; default: the first it lists)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     def common(sp: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
@@ -38,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("ingest", help="index files and folders")
     sp.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    sp.add_argument("--watch", action="store_true", help="then keep the folders in sync until Ctrl-C")
+    sp.add_argument("--poll", action="store_true", help="with --watch: poll for changes (network drives)")
     common(sp)
     sp = sub.add_parser("search", help="find the passages that best match a query")
     sp.add_argument("query")
@@ -50,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-k", type=int, default=5, help="how many passages to give the model (default: %(default)s)")
     sp.add_argument("--model", default=None, help="built-in model name or path to a .gguf file")
     sp.add_argument("--ctx", type=int, default=4096, help="context size in tokens (default: %(default)s)")
+    sp.add_argument("--conversation", default=None, metavar="ID",
+                    help="continue stored conversation ID, or 'new' to start one (its id goes to stderr)")
     common(sp)
     sp = sub.add_parser("eval", help="self-test: can search find passages from questions the model writes?")
     sp.add_argument("-n", type=int, default=20, help="passages to sample (default: %(default)s)")
@@ -62,6 +78,56 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("forget", help="remove documents (or everything under folders) from the index")
     sp.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     common(sp, json_flag=False)
+    sp = sub.add_parser("models", help="list the chat models: built-in, in DATA_DIR/models, and added by path")
+    sp.add_argument("--add", type=Path, default=None, metavar="GGUF", help="add a .gguf file kept elsewhere")
+    sp.add_argument("--json", action="store_true", help="print the result as JSON")
+    sp = sub.add_parser("conversations", help="list, show, export or delete stored conversations")
+    sp.add_argument("action", nargs="?", choices=("list", "show", "export", "delete"), default="list")
+    sp.add_argument("id", nargs="?", type=int, default=None, metavar="ID")
+    common(sp)
+    sp = sub.add_parser("serve", help="serve the OpenAI-compatible local API (loopback only unless --host)")
+    sp.add_argument("--host", default="127.0.0.1", help="address to listen on; any but loopback needs an API key "
+                    "(default: %(default)s)")
+    sp.add_argument("--port", type=int, default=8642, help="port (default: %(default)s)")
+    sp.add_argument("--model", default=None, help="the chat model answers come from (default: the built-in one)")
+    sp.add_argument("--ctx", type=int, default=4096, help="context size in tokens (default: %(default)s)")
+    sp.add_argument("--new-key", action="store_true", help="replace the API key with a new one (shown once)")
+    sp.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+                    help="let web pages from ORIGIN call the API (repeatable; off by default)")
+    common(sp, json_flag=False)
+    sp = sub.add_parser("mcp", help="serve the documents to MCP clients over stdio")
+    sp.add_argument("--model", default=None, help="the chat model answers come from (default: the built-in one)")
+    sp.add_argument("--ctx", type=int, default=4096, help="context size in tokens (default: %(default)s)")
+    common(sp, json_flag=False)
+    from app import hw
+
+    hw.add_parser(sub)
+    sp = sub.add_parser("embedder", help="add, list and check embedding models")
+    esub = sp.add_subparsers(dest="embedder_command", metavar="ACTION", required=True)
+    ep = esub.add_parser("add", help="convert a sentence-transformers folder (BERT family) for Hearth; no network")
+    ep.add_argument("folder", type=Path, metavar="FOLDER")
+    ep.add_argument("--name", default=None, help="the name to use it by (default: the folder's name)")
+    ep.add_argument("--query-prompt", default=None, help='text put before questions (e5 models: "query: ")')
+    ep.add_argument("--passage-prompt", default=None, help='text put before passages (e5 models: "passage: ")')
+    ep.add_argument("--no-int8", action="store_true", help="keep only the fp32 graph (no int8 copy)")
+    ep.add_argument("--json", action="store_true", help="print the result as JSON")
+    ep = esub.add_parser("list", help="list the converted embedding models")
+    ep.add_argument("--json", action="store_true", help="print the result as JSON")
+    ep = esub.add_parser("check", help="load an embedding model and say where it runs (GPU or CPU, and why)")
+    ep.add_argument("name", nargs="?", default=None, help="model name or key (default: the default model)")
+    ep.add_argument("--json", action="store_true", help="print the result as JSON")
+    sp = sub.add_parser("gui", help="open the desktop app (also: `hearth` with no command)")
+    sp.add_argument("--workspace", default=None, help="workspace to open (default: the last one used)")
+    sp.add_argument("--screenshot", type=Path, default=None, metavar="PNG",
+                    help="wait until the window is idle, save a picture of it to PNG and exit")
+    sp.add_argument("--add", type=Path, action="append", default=[], metavar="PATH",
+                    help="with --screenshot: index PATH first (repeatable)")
+    sp.add_argument("--ask", default=None, metavar="QUESTION", help="with --screenshot: ask QUESTION first")
+    sp.add_argument("--panel", choices=("library", "hardware"), default=None,
+                    help="with --screenshot: the side panel to show")
+    sp.add_argument("--during-ingest", action="store_true",
+                    help="with --screenshot and --add: take it half-way through indexing")
+    sp.add_argument("--size", default="1360x860", metavar="WxH", help="with --screenshot: window size")
     return p
 
 
@@ -72,10 +138,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
+    if args.command is None:  # `hearth` alone opens the desktop app, where there is a screen for it
+        if not _has_display():
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        args = parser.parse_args([*(sys.argv[1:] if argv is None else argv), "gui"])
     try:
+        if args.command == "gui":
+            return _gui(args)
+        if args.command == "hw":  # needs no data folder and no service
+            from app import hw
+
+            return hw.run(args)
         return _run(args)
     except Cancelled as exc:
         print(str(exc), file=sys.stderr)
@@ -91,6 +165,71 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def _has_display() -> bool:
+    """Whether a window can be shown: a desktop session, another OS, or a Qt platform chosen explicitly."""
+    if sys.platform != "linux" or os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _gui(args: argparse.Namespace) -> int:
+    if not _has_display():
+        raise UsageError("There is no display to open the window on.",
+                         hint="Use the commands (hearth --help), run it in a desktop session, or add "
+                              "QT_QPA_PLATFORM=offscreen for --screenshot.")
+    try:
+        from app.gui import ScreenshotPlan, parse_size, run
+    except ImportError as exc:  # PySide6 missing or a system library Qt needs is absent
+        raise HearthError(f"The desktop app cannot start: {exc}.",
+                          hint="pip install pyside6-essentials pyside6-pdf (and on Debian: apt-get install "
+                               "libxcb-cursor0 libxkbcommon-x11-0 libegl1)") from exc
+    if args.threads is not None and args.threads < 1:
+        raise UsageError("--threads must be at least 1.")
+    threads = args.threads or (int(os.environ["HEARTH_THREADS"]) if os.environ.get("HEARTH_THREADS") else None)
+    shot = None
+    if args.screenshot is not None:
+        try:
+            size = parse_size(args.size)
+        except ValueError:
+            raise UsageError(f"--size takes WIDTHxHEIGHT, not {args.size!r}.") from None
+        shot = ScreenshotPlan(args.screenshot, add=list(args.add), ask=args.ask, panel=args.panel,
+                              during_ingest=args.during_ingest, size=size)
+    elif args.add or args.ask or args.during_ingest:
+        raise UsageError("--add, --ask and --during-ingest go with --screenshot.")
+    from app.policy import load_policy
+
+    policy = load_policy()
+    data_dir = args.data_dir.expanduser() if args.data_dir else None
+    if policy.data_dir is not None:
+        data_dir = policy.check_data_dir(data_dir or _env_path("HEARTH_DATA_DIR"))
+    # The window reads the shared-office engines from the environment (see remote_engines).
+    for flag, env in (("chroma_url", "HEARTH_CHROMA_URL"), ("llm_url", "HEARTH_LLM_URL"), ("llm_model", "HEARTH_LLM_MODEL")):
+        if getattr(args, flag, None):
+            os.environ[env] = getattr(args, flag)
+    return run(data_dir=data_dir, workspace=args.workspace, threads=threads, screenshot=shot)
+
+
+def remote_engines(args: argparse.Namespace | None = None) -> dict[str, str | None]:
+    """The shared-office engines asked for by flags, else by HEARTH_* variables: HearthConfig keyword arguments.
+
+    Not yet checked against the policy: pass the config through `load_policy().apply(config)`.
+    """
+    def pick(flag: str, env: str) -> str | None:
+        return getattr(args, flag, None) or os.environ.get(env) or None
+
+    return {
+        "chroma_url": pick("chroma_url", "HEARTH_CHROMA_URL"),
+        "chroma_token": os.environ.get("HEARTH_CHROMA_TOKEN") or None,
+        "llm_url": pick("llm_url", "HEARTH_LLM_URL"),
+        "llm_model": pick("llm_model", "HEARTH_LLM_MODEL"),
+        "llm_api_key": os.environ.get("HEARTH_LLM_API_KEY") or None,
+    }
+
+
+def _env_path(name: str) -> Path | None:
+    return Path(os.environ[name]).expanduser() if os.environ.get(name) else None
+
+
 def _print_error(exc: HearthError) -> None:
     print(f"hearth: error: {exc}", file=sys.stderr)
     if exc.hint:
@@ -98,46 +237,176 @@ def _print_error(exc: HearthError) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from app.policy import load_policy
     from rag.service import Hearth, HearthConfig
 
     if args.threads is not None and args.threads < 1:
         raise UsageError("--threads must be at least 1.")
     threads = args.threads or (int(os.environ["HEARTH_THREADS"]) if os.environ.get("HEARTH_THREADS") else None)
+    # The administrator's policy wins over flags and variables; a conflict is an error, not a silent change.
+    args.policy = policy = load_policy()
+    data_dir = policy.check_data_dir(args.data_dir or _env_path("HEARTH_DATA_DIR")) or default_data_dir()
     config = HearthConfig(
-        data_dir=(args.data_dir or default_data_dir()).expanduser(),
+        data_dir=data_dir.expanduser(),
         chat_model=getattr(args, "model", None),
         n_ctx=getattr(args, "ctx", 4096),
         n_threads=threads,
         embed_threads=threads,
+        embedder=getattr(args, "embedder_spec", None),
         reranker_dir=Path(os.environ["HEARTH_RERANKER_DIR"]) if os.environ.get("HEARTH_RERANKER_DIR") else None,
+        **remote_engines(args),
     )
-    hearth = Hearth(config)
+    hearth = Hearth(policy.apply(config))
     return {
         "ingest": _ingest,
         "search": _search,
         "ask": _ask,
+        "models": _models,
+        "conversations": _conversations,
         "sources": _sources,
         "eval": _eval,
         "forget": _forget,
+        "serve": _serve,
+        "mcp": _mcp,
+        "embedder": _embedder,
     }[args.command](hearth, args)
 
 
+def _embedder(hearth, args: argparse.Namespace) -> int:
+    """`hearth embedder add|list|check`."""
+    from inference import models
+
+    cache = hearth.config.cache_dir
+    if args.embedder_command == "add":
+        print(f"Converting {args.folder} (this takes a minute)…", file=sys.stderr)
+        info = models.add_embedder(args.folder, cache, name=args.name, query_prompt=args.query_prompt,
+                                   passage_prompt=args.passage_prompt, int8=not args.no_int8)
+        if args.json:
+            print(json.dumps(info.to_json(), ensure_ascii=False))
+        else:
+            check = f" (int8 check: mean cosine {info.check['mean_cosine']:.4f} to fp32)" if info.check else ""
+            print(f"Added {info.name} as {info.key}, {info.precision}{check}.")
+            if not args.no_int8 and info.precision == "fp32":
+                print("The int8 copy stayed too far from fp32 on the check texts; the fp32 graph is used.")
+            print(f"Use it with: hearth --embedder {info.name} ingest PATH --workspace NAME")
+        return EXIT_OK
+    if args.embedder_command == "list":
+        infos = models.list_embedders(cache)
+        if args.json:
+            print(json.dumps({"embedders": [i.to_json() for i in infos]}, ensure_ascii=False))
+            return EXIT_OK
+        if not any(i.builtin for i in infos):
+            print(f"{models.DEFAULT_EMBEDDER.name}  (built-in; converted on first use)")
+        for i in infos:
+            check = f", mean cosine {i.check['mean_cosine']:.4f} to fp32" if i.check else ""
+            print(f"{i.name}  [{i.key}]  {i.precision}{' built-in' if i.builtin else ''}{check}")
+        return EXIT_OK
+    from inference.embedder import OnnxEmbedder, onnxruntime_distributions
+
+    folder = models.embedder_dir(args.name or hearth.config.embedder, cache)
+    emb = OnnxEmbedder(folder, threads=hearth.config.embed_threads)
+    import onnxruntime
+
+    result = {
+        "embedder": emb.name, "precision": emb.precision, "dim": emb.dim, "provider": emb.provider,
+        "note": emb.provider_note, "placement": emb.placement.to_json() if emb.placement else None,
+        "available_providers": onnxruntime.get_available_providers(),
+        "onnxruntime_distributions": onnxruntime_distributions(),
+    }
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        print(f"{emb.name} ({emb.precision}, {emb.dim} dims): {emb.provider_note}")
+        if emb.placement is not None and emb.placement.note != emb.provider_note:
+            print(f"placement: {emb.placement.note}")
+        print(f"ONNX Runtime offers: {', '.join(result['available_providers'])}")
+    if len(result["onnxruntime_distributions"]) > 1:
+        print(f"hearth: warning: several onnxruntime packages are installed ({', '.join(result['onnxruntime_distributions'])}); "
+              "they overwrite each other's files.", file=sys.stderr)
+        print("hint: python packaging/install_onnxruntime.py VARIANT  (or: make venv-rocm, venv-migraphx, venv-cuda)",
+              file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _serve(hearth, args: argparse.Namespace) -> int:
+    from app.policy import API_ALLOWED, api_server_config, load_policy
+    from app.server import serve_command, serve_forever
+
+    policy = getattr(args, "policy", None) or load_policy()
+    if policy.api_server == API_ALLOWED:
+        return serve_command(hearth, args)
+    config, key = api_server_config(policy, hearth.config.data_dir, host=args.host, port=args.port,
+                                    workspace=args.workspace, new_key=args.new_key, cors_origins=args.cors_origin)
+    if key is not None:
+        print(f"New API key (shown only this once; clients send it as 'Authorization: Bearer KEY'):\n{key}",
+              file=sys.stderr)
+    else:
+        print("The administrator's policy requires the API key made earlier, also on this machine "
+              "(lost it? `hearth serve --new-key` replaces it).", file=sys.stderr)
+    serve_forever(hearth, config)
+    return EXIT_OK
+
+
+def _mcp(hearth, args: argparse.Namespace) -> int:
+    from app.mcp_server import mcp_command
+
+    return mcp_command(hearth, args)
+
+
 def _ingest(hearth, args: argparse.Namespace) -> int:
+    if args.watch:
+        return _watch(hearth, args)
     bar = _ProgressLine()
     report = hearth.ingest(args.paths, workspace=args.workspace, progress=bar)
     bar.close()
-    if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False))
+    _print_ingest(report, args.json)
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def _print_ingest(report, as_json: bool, forgotten: Sequence[str] = ()) -> None:
+    if as_json:
+        print(json.dumps(report.to_json(), ensure_ascii=False), flush=True)
     else:
+        removed = report.removed + len(forgotten)
         print(
-            f"Indexed {report.added} new and {report.updated} changed documents ({report.chunks} passages); "
-            f"{report.unchanged} unchanged; {len(report.failed)} failed; {report.seconds:.1f} s."
+            f"Indexed {report.added} new and {report.updated} changed documents ({report.chunks} passages"
+            + (f", {report.reused} reused" if report.reused else "")
+            + f"); {report.unchanged} unchanged; "
+            + (f"{removed} removed; " if removed else "")
+            + f"{len(report.failed)} failed; {report.seconds:.1f} s.",
+            flush=True,
         )
         if report.skipped:
             print(f"Skipped {report.skipped} files of types Hearth does not read.")
     for f in report.failed:
-        print(f"failed: {f.error}", file=sys.stderr)
-    return EXIT_FAILED if report.failed else EXIT_OK
+        print(f"failed: {f.source}: {f.error}", file=sys.stderr)
+
+
+def _watch(hearth, args: argparse.Namespace) -> int:
+    import threading
+
+    folders = [p for p in args.paths if p.is_dir()]
+    if len(folders) != len(args.paths):
+        raise UsageError("--watch takes folders only.")
+    stop = threading.Event()
+    bar = _ProgressLine()
+
+    def on_update(update) -> None:
+        bar.close()
+        if update.initial or update.changed:
+            _print_ingest(update.report, args.json, update.forgotten)
+            for source in update.forgotten:
+                print(f"removed: {source}", file=sys.stderr)
+        if update.initial and not args.json:
+            print("Watching " + ", ".join(map(str, folders)) + " for changes; Ctrl-C stops.", file=sys.stderr)
+
+    try:
+        hearth.watch(folders, stop=stop, on_update=on_update, workspace=args.workspace, progress=bar,
+                     force_polling=True if args.poll else None)  # fmt: skip
+    except KeyboardInterrupt:
+        stop.set()
+    return EXIT_OK
 
 
 def _search(hearth, args: argparse.Namespace) -> int:
@@ -160,7 +429,17 @@ def _ask(hearth, args: argparse.Namespace) -> int:
         sys.stdout.write(piece)
         sys.stdout.flush()
 
-    result = hearth.ask(args.question, k=args.k, workspace=args.workspace, on_token=on_token if stream else None)
+    conversation = None
+    if args.conversation == "new":
+        conversation = hearth.new_conversation(args.question, workspace=args.workspace)
+        print(f"conversation {conversation}", file=sys.stderr)
+    elif args.conversation is not None:
+        if not args.conversation.isdigit():
+            raise UsageError(f"--conversation takes a number or 'new', not {args.conversation!r}.")
+        conversation = int(args.conversation)
+    hearth.warm_up()  # load the model while the passages are searched
+    result = hearth.ask(args.question, k=args.k, workspace=args.workspace, on_token=on_token if stream else None,
+                        conversation=conversation)
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
         return EXIT_OK
@@ -168,8 +447,57 @@ def _ask(hearth, args: argparse.Namespace) -> int:
     if result.sources:
         print("\nSources:")
         for i, h in enumerate(result.sources, 1):
-            mark = "*" if i in result.cited else " "
+            # * cited by the model; ~ not cited, but holds what the answer states (matched by Hearth)
+            mark = "*" if i in result.cited else "~" if i in result.supported else " "
             print(f" {mark}[{i}] {_place(h)}  (score {h.score:.2f})")
+    return EXIT_OK
+
+
+def _models(hearth, args: argparse.Namespace) -> int:
+    if args.add is not None:
+        entry = hearth.library.add(args.add)
+        print(f"added {entry.key}", file=sys.stderr)
+    models = hearth.models()
+    if args.json:
+        print(json.dumps({"models": [m.to_json() for m in models]}, ensure_ascii=False))
+        return EXIT_OK
+    for m in models:
+        tags = ", ".join(t for t, on in (("default", m.default), ("built-in", m.builtin)) if on)
+        print(f"{m.key}" + (f"  [{tags}]" if tags else ""))
+        if m.card is not None:
+            c = m.card
+            print(f"    {c.name} · {c.architecture} · {c.parameters / 1e9:.2f}B parameters · {c.quantisation} · "
+                  f"context {c.context_length or '?'} · template {c.template} · licence {c.licence or 'not stated'}")
+        if m.error:
+            print(f"    unusable: {m.error}")
+    return EXIT_OK
+
+
+def _conversations(hearth, args: argparse.Namespace) -> int:
+    store = hearth.conversations
+    if args.action == "list":
+        convs = store.list(args.workspace)
+        if args.json:
+            print(json.dumps({"conversations": [
+                {"id": c.id, "title": c.title, "created": c.created, "updated": c.updated, "turns": c.turn_count}
+                for c in convs]}, ensure_ascii=False))
+        for c in [] if args.json else convs:
+            print(f"{c.id:>5}  {c.title}  ({c.turn_count} questions)")
+        return EXIT_OK
+    if args.id is None:
+        raise UsageError(f"conversations {args.action} needs a conversation ID.")
+    if args.action == "delete":
+        store.require(args.id, args.workspace)
+        store.delete(args.id)
+        return EXIT_OK
+    conv = store.require(args.id, args.workspace)
+    if args.json:
+        print(json.dumps({"id": conv.id, "title": conv.title, "turns": [
+            {"question": t.question, "text": t.text, "error": t.error,
+             **({"sources": t.answer.to_json()["sources"]} if t.answer else {})} for t in conv.turns]},
+            ensure_ascii=False))
+    else:
+        print(store.export_markdown(conv), end="")
     return EXIT_OK
 
 
@@ -234,7 +562,9 @@ def _place(hit) -> str:
 
 
 class _ProgressLine:
-    """A one-line progress bar on stderr when it is a terminal; silent otherwise."""
+    """A progress bar on stderr when it is a terminal (files, pages, passages, rate, ETA); silent otherwise."""
+
+    WIDTH = 24
 
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()
@@ -243,15 +573,20 @@ class _ProgressLine:
     def __call__(self, p) -> None:
         if not self.tty or p.files_total == 0:
             return
-        frac = p.files_done / p.files_total
-        bar = "#" * int(frac * 24)
-        eta = ""
-        if p.files_done and frac < 1:
-            eta = f" ETA {p.elapsed / p.files_done * (p.files_total - p.files_done):.0f}s"
-        name = Path(p.current).name[:40] if p.current else ""
-        sys.stderr.write(
-            f"\r[{bar:<24}] {p.files_done}/{p.files_total} files, {p.chunks} passages{eta} {name:<40}"
+        # Work is measured in bytes still to read and embed (unchanged files cost nothing).
+        frac = p.bytes_done / p.bytes_total if p.bytes_total else p.files_done / p.files_total
+        frac = min(1.0, max(0.0, frac))
+        filled = frac * self.WIDTH
+        bar = "█" * int(filled) + ("▌" if filled - int(filled) >= 0.5 else "")
+        eta = f" ETA {_duration(p.eta)}" if p.eta is not None and frac < 1 else ""
+        rate = f", {p.rate:.1f}/s" if p.chunks else ""
+        name = Path(p.current).name[:32] if p.current else ""
+        line = (
+            f"\r|{bar:<{self.WIDTH}}| {frac:4.0%} {p.files_done}/{p.files_total} files, {p.pages} pages, "
+            f"{p.chunks} passages{rate}{eta} {name}"
         )
+        width = shutil.get_terminal_size((100, 20)).columns - 1
+        sys.stderr.write(line[: width + 1].ljust(width + 1) if len(line) > 1 else line)
         sys.stderr.flush()
         self.shown = True
 
@@ -259,3 +594,13 @@ class _ProgressLine:
         if self.shown:
             sys.stderr.write("\n")
             sys.stderr.flush()
+            self.shown = False
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

@@ -116,6 +116,30 @@ def metrics(ranks: Sequence[int | None], k: int) -> dict[str, float]:
     }
 
 
+def index_corpus(
+    hearth: Any, documents: Sequence[Path], questions: Sequence[Question], *, log: Callable[[str], None]
+) -> tuple[Any, int, float]:
+    """Ingest the corpus into the bench workspace (unchanged files are skipped); returns (report, passages, seconds).
+
+    Logs failures, and warns for each question whose gold document failed to index.
+    """
+    t0 = time.perf_counter()
+    report = hearth.ingest(documents, workspace=WORKSPACE, progress=_IngestLog(log))
+    ingest_s = time.perf_counter() - t0
+    for failure in report.failed:
+        log(f"ingest failed: {failure.error}")
+    chunks = hearth.store.count(WORKSPACE)
+    log(
+        f"ingest: {report.added + report.updated} documents indexed, {report.unchanged} unchanged, "
+        f"{len(report.failed)} failed; {chunks} passages in the workspace; {ingest_s:.1f} s"
+    )
+    failed_sources = {PurePath(f.source) for f in report.failed}
+    for q in questions:
+        if any(source_matches(str(s), q.gold.file) for s in failed_sources):
+            log(f"warning: the gold document of {q.id} ({q.gold.file}) failed to index; it cannot be found.")
+    return report, chunks, ingest_s
+
+
 def search_function(hearth: Any, *, k: int, warn: Callable[[str], None]) -> tuple[Callable[[str, str], list], bool]:
     """A `search(question, mode)` over the bench workspace, and whether it had to fall back to dense search.
 
@@ -143,21 +167,7 @@ def run(
     from rag.service import Hearth, HearthConfig
 
     hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads))
-    t0 = time.perf_counter()
-    report = hearth.ingest(documents, workspace=WORKSPACE, progress=_IngestLog(log))
-    ingest_s = time.perf_counter() - t0
-    for failure in report.failed:
-        log(f"ingest failed: {failure.error}")
-    chunks = hearth.store.count(WORKSPACE)
-    log(
-        f"ingest: {report.added + report.updated} documents indexed, {report.unchanged} unchanged, "
-        f"{len(report.failed)} failed; {chunks} passages in the workspace; {ingest_s:.1f} s"
-    )
-    failed_sources = {PurePath(f.source) for f in report.failed}
-    for q in questions:
-        if any(source_matches(str(s), q.gold.file) for s in failed_sources):
-            log(f"warning: the gold document of {q.id} ({q.gold.file}) failed to index; it cannot be found.")
-
+    report, chunks, ingest_s = index_corpus(hearth, documents, questions, log=log)
     search, fallback = search_function(hearth, k=k, warn=log)
     modes = {name: ("dense" if fallback else mode) for name, mode in RANKINGS}
     # One query per ranking first, timed apart: it loads the embedder and any lazily built index.

@@ -46,15 +46,60 @@ class BertConfig:
     pooling: str  # "mean" or "cls"
 
 
-def convert(model_dir: Path, out_path: Path) -> Path:
-    """Write the ONNX embedding graph for the sentence-transformers folder `model_dir` to `out_path`."""
+@dataclass(frozen=True)
+class SentenceSettings:
+    """What sentence-transformers adds around the network: the length it reads and the prompts it prepends."""
+
+    max_seq_length: int | None = None  # tokens, special tokens included; None when the folder does not say
+    query_prompt: str = ""  # e.g. "query: " for the e5 family
+    passage_prompt: str = ""  # e.g. "passage: "
+
+    def metadata(self) -> dict[str, str]:
+        """The graph metadata entries that carry these settings to the runtime."""
+        meta = {"hearth.query_prompt": self.query_prompt, "hearth.passage_prompt": self.passage_prompt}
+        if self.max_seq_length:
+            meta["hearth.max_seq_length"] = str(self.max_seq_length)
+        return meta
+
+
+def convert(model_dir: Path, out_path: Path, *, settings: SentenceSettings | None = None) -> Path:
+    """Write the ONNX embedding graph for the sentence-transformers folder `model_dir` to `out_path`.
+
+    `settings` defaults to what the folder's sentence-transformers files say (`read_settings`).
+    """
     model_dir = Path(model_dir)
     out_path = Path(out_path)
     config = read_config(model_dir)
+    settings = settings if settings is not None else read_settings(model_dir)
     weights = _load_weights(model_dir / "model.safetensors")
     model = build_model(config, weights)
+    helper.set_model_props(model, {**{p.key: p.value for p in model.metadata_props}, **settings.metadata()})
     _save_atomically(model, out_path)
     return out_path
+
+
+def read_settings(model_dir: Path) -> SentenceSettings:
+    """Read max_seq_length (sentence_bert_config.json) and the query/passage prompts (config_sentence_transformers.json)."""
+    model_dir = Path(model_dir)
+    length: int | None = None
+    path = model_dir / "sentence_bert_config.json"
+    if path.exists():
+        value = _read_json(path).get("max_seq_length")
+        length = int(value) if isinstance(value, int) and value > 1 else None
+    prompts: dict[str, Any] = {}
+    path = model_dir / "config_sentence_transformers.json"
+    if path.exists():
+        raw = _read_json(path).get("prompts")
+        prompts = raw if isinstance(raw, dict) else {}
+
+    def prompt(*names: str) -> str:
+        return next((str(prompts[n]) for n in names if isinstance(prompts.get(n), str)), "")
+
+    return SentenceSettings(
+        max_seq_length=length,
+        query_prompt=prompt("query"),
+        passage_prompt=prompt("passage", "document", "corpus"),
+    )
 
 
 def read_config(model_dir: Path) -> BertConfig:

@@ -1,17 +1,28 @@
 """Sentence embeddings with ONNX Runtime: the `Embedder` protocol and its one implementation.
 
-`OnnxEmbedder` runs a folder holding `model.onnx` (as written by `inference.bert_onnx`) and its
-`tokenizer.json`. It picks the best execution provider installed (MIGraphX, ROCm, CUDA, then CPU)
-and records in plain words which one it really got, because ONNX Runtime falls back to the CPU
-silently when a GPU provider cannot load.
+`OnnxEmbedder` runs a folder holding `model.onnx` (as written by `inference.bert_onnx`, fp32 or
+int8) and its `tokenizer.json`. It picks the best execution provider installed (MIGraphX, ROCm,
+CUDA, then CPU) and proves where the graph really runs: ONNX Runtime falls back to the CPU
+silently when a GPU provider's libraries cannot load, and a provider that loads may still leave
+most nodes on the CPU (AMDMIGraphX #5058). So after creating a session it runs one profiled probe,
+counts the nodes each provider executed, and says so in `placement.note`, in plain words.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.metadata
+import io
+import json
 import os
-from collections.abc import Sequence
+import threading
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import onnxruntime as ort
@@ -19,6 +30,7 @@ from tokenizers import Encoding, Tokenizer
 
 from inference.errors import EmbedderError, ModelError
 
+_STDOUT_LOCK = threading.Lock()
 CPU = "CPUExecutionProvider"
 # Preference order when the caller does not name providers: AMD first (the target hardware), then NVIDIA.
 GPU_PREFERENCE = ("MIGraphXExecutionProvider", "ROCMExecutionProvider", "CUDAExecutionProvider")
@@ -29,6 +41,42 @@ _FRIENDLY = {
     CPU: "CPU",
 }
 _ORT_ERROR_LEVEL = 3  # ONNX Runtime's "error" severity: keep its warnings off the user's console
+# Operators that carry the arithmetic; where these run decides the speed. Shape bookkeeping (Shape,
+# Gather of a few indices, Cast, Reshape) is often left on the CPU by GPU providers on purpose.
+COMPUTE_OPS = frozenset({
+    "MatMul", "Gemm", "FusedMatMul", "MatMulInteger", "MatMulIntegerToFloat", "DynamicQuantizeMatMul",
+    "MatMulNBits", "Attention", "QAttention", "MultiHeadAttention", "Softmax", "LayerNormalization",
+    "SkipLayerNormalization", "Gelu", "BiasGelu", "FastGelu", "Erf",
+})
+# Texts per batch. `bench/embeddings.py --sweep` (all-MiniLM-L6-v2 int8, 200-token chunks, 2 cores) saw
+# 8 to 64 within noise of each other; 32 keeps batches large enough for GPUs too.
+DEFAULT_BATCH_SIZE = 32
+DEFAULT_MAX_TOKENS = 256
+# The distributions that install the `onnxruntime` module; two at once overwrite each other's files.
+ONNXRUNTIME_DISTRIBUTIONS = (
+    "onnxruntime", "onnxruntime-rocm", "onnxruntime-migraphx", "onnxruntime-gpu", "onnxruntime-directml",
+    "onnxruntime-openvino", "onnxruntime-training",
+)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a session's nodes ran in the profiled probe, and the one-line verdict shown to users."""
+
+    provider: str  # the session's first provider
+    nodes: Mapping[str, int]  # provider -> nodes it executed in the probe (a fused GPU subgraph counts once)
+    cpu_compute_ops: tuple[str, ...]  # arithmetic op types that ran on the CPU although a GPU was the provider
+    note: str
+
+    @property
+    def on_gpu(self) -> bool:
+        """True when the session's arithmetic runs on a GPU provider."""
+        return self.provider != CPU and not self.cpu_compute_ops
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready summary."""
+        return {"provider": self.provider, "nodes": dict(self.nodes), "cpu_compute_ops": list(self.cpu_compute_ops),
+                "note": self.note}
 
 
 @runtime_checkable
@@ -57,11 +105,13 @@ class OnnxEmbedder:
         *,
         providers: Sequence[str] | None = None,
         threads: int | None = None,
-        batch_size: int = 32,
-        max_tokens: int = 256,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        max_tokens: int | None = None,
+        verify_placement: bool = True,
+        spin: bool = False,
     ) -> None:
         model_dir = Path(model_dir)
-        if batch_size < 1 or max_tokens < 2:
+        if batch_size < 1 or (max_tokens is not None and max_tokens < 2):
             raise ValueError("batch_size must be >= 1 and max_tokens >= 2")
         model_path = model_dir / "model.onnx"
         tokenizer_path = model_dir / "tokenizer.json"
@@ -73,10 +123,34 @@ class OnnxEmbedder:
                 )
         self.name: str = model_dir.name
         self.batch_size = batch_size
-        self._session, self.provider, self.provider_note = _open_session(model_path, providers, threads)
+        self._spin = spin
+        self._pad_multiple = 1
+        profile_dir = tempfile.mkdtemp(prefix="hearth-placement-") if verify_placement else None
+        try:
+            self._session, self.provider, self.provider_note = _open_session(
+                model_path, providers, threads, profile_dir=profile_dir, spin=spin
+            )
+            self._setup(tokenizer_path, max_tokens)
+            # MIGraphX compiles the graph again for every new input shape; rounding the padded width up to
+            # a multiple of 32 bounds the number of shapes (padding is masked, so vectors do not change).
+            self._pad_multiple = 32 if self.provider == "MIGraphXExecutionProvider" else 1
+            self.placement: Placement | None = None
+            if profile_dir is not None:
+                self._verify_placement(model_path, threads)
+        finally:
+            if profile_dir is not None:
+                shutil.rmtree(profile_dir, ignore_errors=True)
+
+    def _setup(self, tokenizer_path: Path, max_tokens: int | None) -> None:
+        """Read the graph's metadata and interface, and load the tokenizer."""
         meta = self._session.get_modelmeta().custom_metadata_map
-        # Position embeddings bound the sequence length; a longer max_tokens would crash in Gather.
-        self.max_tokens: int = min(max_tokens, int(meta.get("hearth.max_positions", max_tokens)))
+        # sentence-transformers reads max_seq_length tokens (256 for all-MiniLM-L6-v2, 512 for e5/bge);
+        # position embeddings bound it too: a longer max_tokens would crash in Gather.
+        wanted = max_tokens or int(meta.get("hearth.max_seq_length", DEFAULT_MAX_TOKENS))
+        self.max_tokens: int = min(wanted, int(meta.get("hearth.max_positions", wanted)))
+        self.precision: str = meta.get("hearth.precision", "fp32")
+        self.query_prompt: str = meta.get("hearth.query_prompt", "")
+        self.passage_prompt: str = meta.get("hearth.passage_prompt", "")
         self._input_names = {i.name for i in self._session.get_inputs()}
         outputs = [o.name for o in self._session.get_outputs()]
         self._output = "sentence_embedding" if "sentence_embedding" in outputs else outputs[0]
@@ -84,12 +158,21 @@ class OnnxEmbedder:
         self.dim: int = self._find_dim(meta)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Return one L2-normalised float32 row per text, in input order."""
+        """Return one L2-normalised float32 row per text (a passage to be found), in input order."""
+        return self._embed(texts, self.passage_prompt)
+
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        """Like `embed`, for questions: models trained with a query prompt (e5's "query: ") get it here."""
+        return self._embed(texts, self.query_prompt)
+
+    def _embed(self, texts: Sequence[str], prompt: str) -> np.ndarray:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
+            if prompt:
+                texts = [prompt + t for t in texts]
             encodings = self._tokenizer.encode_batch(list(texts))
         except Exception as exc:  # tokenizers raises bare Exception/TypeError subclasses from Rust
             raise EmbedderError(f"The texts could not be tokenized: {exc}") from exc
@@ -124,6 +207,7 @@ class OnnxEmbedder:
     def _infer(self, encodings: list[Encoding]) -> np.ndarray:
         """Pad one batch to its longest member and run the graph."""
         width = max(len(e.ids) for e in encodings)
+        width = min(-(-width // self._pad_multiple) * self._pad_multiple, max(width, self.max_tokens))
         ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
         mask = np.zeros((len(encodings), width), dtype=np.int64)
         types = np.zeros((len(encodings), width), dtype=np.int64)
@@ -152,8 +236,89 @@ class OnnxEmbedder:
             return int(meta["hearth.hidden_size"])
         return int(self._infer(self._tokenizer.encode_batch(["dimension probe"])).shape[1])
 
+    def _verify_placement(self, model_path: Path, threads: int | None) -> None:
+        """Profile one probe batch to see where the nodes ran; leave a GPU that took almost none of them."""
+        probe = self._tokenizer.encode_batch(["Where do the nodes of this graph run?", "Placement probe"])
+        try:
+            self._infer(probe)
+            events = json.loads(Path(self._session.end_profiling()).read_text(encoding="utf-8"))
+        except (EmbedderError, OSError, ValueError) as exc:  # the check must never be why embedding fails
+            reason = exc.args[0] if exc.args else type(exc).__name__
+            self.placement = Placement(self.provider, {}, (), f"{self.provider_note} (placement not checked: {reason})")
+            return
+        self.placement = placement = summarize_placement(events, self.provider)
+        if self.provider != CPU and placement.cpu_compute_ops and _mostly_on_cpu(placement):
+            # Copying every activation between GPU and CPU is slower than staying on the CPU.
+            self._session, _, _ = _open_session(model_path, [CPU], threads, spin=self._spin)
+            reason = placement.note
+            self.provider = CPU
+            self._pad_multiple = 1
+            self.provider_note = f"fell back to CPU because {reason}"
+            self.placement = Placement(CPU, {}, (), "CPU (the GPU left most nodes on the CPU)")
+        elif self.provider != CPU:
+            self.provider_note = placement.note
+
     def __repr__(self) -> str:
         return f"OnnxEmbedder(name={self.name!r}, dim={self.dim}, provider={self.provider!r})"
+
+
+def query_vectors(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Embed questions: through `embed_query` when the embedder has one (prompted models), else `embed`."""
+    embed_query = getattr(embedder, "embed_query", None)
+    return embed_query(texts) if callable(embed_query) else embedder.embed(texts)
+
+
+def summarize_placement(events: Iterable[Mapping[str, Any]], provider: str) -> Placement:
+    """Read ONNX Runtime profiling events (one probe run) into a `Placement` for a session on `provider`."""
+    node_provider: dict[str, str] = {}
+    node_op: dict[str, str] = {}
+    for event in events:
+        if event.get("cat") != "Node":
+            continue
+        args = event.get("args") or {}
+        name = str(event.get("name", ""))
+        for suffix in ("_kernel_time", "_fence_before", "_fence_after"):
+            name = name.removesuffix(suffix)
+        if "provider" in args:
+            node_provider[name] = str(args["provider"])
+            node_op[name] = str(args.get("op_name", ""))
+    nodes = Counter(node_provider.values())
+    total = sum(nodes.values())
+    friendly = _FRIENDLY.get(provider, provider)
+    if provider == CPU:
+        return Placement(CPU, dict(nodes), (), f"CPU, all {total} nodes")
+    cpu_ops = sorted({node_op[n] for n, p in node_provider.items() if p == CPU and node_op[n] in COMPUTE_OPS})
+    on_gpu = total - nodes.get(CPU, 0)
+    short = provider.removesuffix("ExecutionProvider")
+    if not total:
+        note = f"{friendly}: the probe ran no node (placement unknown)"
+    elif on_gpu == total:
+        note = f"GPU: {short}, all {total} nodes"
+    elif not cpu_ops:
+        note = f"GPU: {short}, all compute nodes ({nodes.get(CPU, 0)} shape nodes on the CPU)"
+    else:
+        note = (
+            f"{short} ran only {on_gpu} of {total} nodes on the GPU; {', '.join(cpu_ops)} ran on the CPU"
+        )
+    return Placement(provider, dict(nodes), tuple(cpu_ops), note)
+
+
+def _mostly_on_cpu(placement: Placement) -> bool:
+    """True when the CPU executed at least half of the probe's nodes."""
+    total = sum(placement.nodes.values())
+    return total > 0 and placement.nodes.get(CPU, 0) * 2 >= total
+
+
+def onnxruntime_distributions() -> list[str]:
+    """The installed distributions that provide the `onnxruntime` module; more than one is a broken install."""
+    found = []
+    for name in ONNXRUNTIME_DISTRIBUTIONS:
+        try:
+            importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        found.append(name)
+    return found
 
 
 def choose_providers(available: Sequence[str]) -> list[str]:
@@ -165,20 +330,25 @@ def choose_providers(available: Sequence[str]) -> list[str]:
 
 
 def _open_session(
-    model_path: Path, providers: Sequence[str] | None, threads: int | None
+    model_path: Path,
+    providers: Sequence[str] | None,
+    threads: int | None,
+    *,
+    profile_dir: str | None = None,
+    spin: bool = False,
 ) -> tuple[ort.InferenceSession, str, str]:
-    """Create the ONNX Runtime session; return it, the provider really used, and a note saying why."""
+    """Create the ONNX Runtime session; return it, the provider really used, and a note saying why.
+
+    With `profile_dir`, the session profiles its runs there until `end_profiling()` is called.
+    """
     available = list(ort.get_available_providers())
     requested = list(providers) if providers else choose_providers(available)
     if not requested:
         raise ValueError("providers must not be empty")
-    options = ort.SessionOptions()
-    # Threads are set explicitly: ONNX Runtime's default spins one thread per core, which starves the
-    # GUI and the LLM on small machines.
-    options.intra_op_num_threads = threads if threads else max(1, os.cpu_count() or 1)
-    options.inter_op_num_threads = 1
-    options.log_severity_level = _ORT_ERROR_LEVEL
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options = _session_options(threads, spin=spin)
+    if profile_dir is not None:
+        options.enable_profiling = True
+        options.profile_file_prefix = str(Path(profile_dir) / "probe")
 
     # A provider missing from this onnxruntime build is dropped up front: asking for it only gets a
     # warning printed and the CPU anyway.
@@ -188,14 +358,29 @@ def _open_session(
     usable = [p for p in requested if p in available]
     session: ort.InferenceSession | None = None
     if usable:
+        # When a GPU provider's library fails to load, onnxruntime's Python wrapper prints "EP Error …"
+        # to stdout and retries on the CPU. Captured here: it holds the real reason, and stdout carries
+        # results (--json). The redirect is process-wide, but only for the length of this call.
+        # Only a GPU provider prints so; a lock keeps two threads' redirects from nesting (a nested
+        # pair restored out of order would leave sys.stdout pointing at a StringIO for good).
+        printed = io.StringIO()
         try:
-            session = ort.InferenceSession(str(model_path), options, providers=usable)
+            if usable == [CPU]:
+                session = ort.InferenceSession(str(model_path), options, providers=usable)
+            else:
+                with _STDOUT_LOCK, contextlib.redirect_stdout(printed):
+                    session = ort.InferenceSession(str(model_path), options, providers=usable)
         except Exception as exc:  # onnxruntime's pybind errors share no useful base class
             if usable == [CPU]:
                 raise _session_error(model_path, exc) from exc
             for p in usable:
                 if p != CPU:
                     reasons.setdefault(p, _first_line(exc))
+        reason = _ep_error_reason(printed.getvalue())
+        if reason:
+            for p in usable:
+                if p != CPU:
+                    reasons.setdefault(p, reason)
     if session is None:
         try:
             session = ort.InferenceSession(str(model_path), options, providers=[CPU])
@@ -219,12 +404,40 @@ def _open_session(
     return session, actual, note
 
 
+def _session_options(threads: int | None, *, spin: bool = False) -> ort.SessionOptions:
+    """Session options with explicit threads; idle threads sleep unless `spin`."""
+    options = ort.SessionOptions()
+    # Threads are set explicitly: ONNX Runtime's default spins one thread per core, which starves the
+    # GUI, the parser processes and the LLM on small machines.
+    options.intra_op_num_threads = threads if threads else max(1, os.cpu_count() or 1)
+    options.inter_op_num_threads = 1
+    # Idle pool threads sleep instead of spinning: spinning threads hold the cores that document parsing
+    # and the chat model need, and `bench/embeddings.py --sweep` (with and without a busy process beside)
+    # showed no throughput lost by not spinning, beyond the noise of a shared 2-core machine.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
+    options.log_severity_level = _ORT_ERROR_LEVEL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return options
+
+
 def _session_error(model_path: Path, exc: Exception) -> EmbedderError:
     """Describe a session that cannot be created even on the CPU (usually a damaged model.onnx)."""
     return EmbedderError(
         f"The embedding model {model_path} could not be loaded: {_first_line(exc)}",
         hint="Delete the folder so that Hearth converts the model again.",
     )
+
+
+def _ep_error_reason(printed: str) -> str | None:
+    """The reason inside onnxruntime's printed "EP Error … when using [...]" banner, if there is one."""
+    for line in printed.splitlines():
+        if line.startswith("EP Error") and not line.startswith("EP Error ***"):
+            text = line.removeprefix("EP Error:").removeprefix("EP Error").strip()
+            text = text.split(" when using [")[0].split(" using [")[0].strip()
+            if "with error: " in text:
+                return text.split("with error: ", 1)[1].strip()
+            return text.rsplit(" : ", 1)[-1].strip() or None
+    return None
 
 
 def _first_line(exc: Exception) -> str:
@@ -241,7 +454,10 @@ def _load_tokenizers(path: Path, max_tokens: int) -> tuple[Tokenizer, Tokenizer,
     except Exception as exc:  # tokenizers raises a bare Exception for a bad file
         raise ModelError(f"The tokenizer file {path} cannot be read: {exc}") from exc
     padding = tokenizer.padding
-    pad_id = int(padding["pad_id"]) if padding else 0
+    if padding:
+        pad_id = int(padding["pad_id"])
+    else:  # padded positions are masked out, but the id must still be a real token of this vocabulary
+        pad_id = next((i for t in ("[PAD]", "<pad>") if (i := tokenizer.token_to_id(t)) is not None), 0)
     # The packaged tokenizer.json pads and truncates to a fixed 128; padding is done per batch in
     # _run, and truncation follows max_tokens (special tokens included, as in sentence-transformers).
     tokenizer.no_padding()

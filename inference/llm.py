@@ -1,23 +1,44 @@
-"""Chat models: the `ChatModel` protocol and its llama.cpp implementation (GGUF files)."""
+"""Chat models: the `ChatModel` protocol and its llama.cpp implementation (GGUF files).
+
+`LlamaCppModel` renders prompts with the model's own chat template (or a correct fallback, see
+`inference.templates`) and drives llama.cpp's token loop itself rather than through
+`create_chat_completion`, so that:
+- the prompt plus the answer can never overflow the context (the answer is capped to the room left);
+- cancel takes effect within one token, and also during the prompt's evaluation (llama.cpp's abort callback);
+- the KV cache of the prompt prefix shared with the previous request (the fixed system prompt) is reused,
+  and `prefill` can compute it ahead of the first question;
+- the number of threads follows the CPUs other programs leave free (`CpuMeter`).
+"""
 
 from __future__ import annotations
 
+import codecs
+import ctypes
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from inference.errors import Cancelled, ModelError
+from inference.templates import ChatTemplate, select_template
 
 log = logging.getLogger(__name__)
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
 
+_SENTINEL = "\u2063hearth-prefix\u2063"  # marks where the variable part of a prompt starts
+
 
 class ChatModel(Protocol):
-    """What answering needs from a chat model."""
+    """What answering needs from a chat model.
+
+    Optional extras that rag.answer uses when a model has them: `count_prompt(messages)` (the exact
+    prompt size in tokens, template included), `last_usage` (a dict with prompt, cached and completion
+    token counts of the last request) and `prefill(messages)` (compute the fixed prefix ahead of time).
+    """
 
     name: str
     n_ctx: int
@@ -34,9 +55,75 @@ class ChatModel(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
+class ContextOverflow(ModelError):
+    """The prompt alone fills the model's context; nothing was run."""
+
+
 def default_threads() -> int:
-    """Threads for generation: one per physical core, guessed as half the logical CPUs."""
-    return max(1, (os.cpu_count() or 2) // 2)
+    """Threads for generation: one per physical core, guessed as half the CPUs this process may use.
+
+    Generation threads wait on each other at every step; more threads than free cores (hyperthreads,
+    or cores other programs are busy on) make every step wait for the slowest, so fewer is safer.
+    """
+    return max(1, _usable_cpus() // 2)
+
+
+class CpuMeter:
+    """How many CPUs other programs left free since the last reading (Linux /proc/stat; None elsewhere).
+
+    llama.cpp's threads wait for each other at every step of generation; when other programs occupy the
+    cores, a descheduled thread stalls all the others, and two threads on two busy cores can be ten times
+    slower than one. The meter subtracts this process's own CPU time, so Hearth's earlier answers do not
+    count as load.
+    """
+
+    def __init__(self) -> None:
+        self.cpus = _usable_cpus()
+        self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self._last = self._snapshot()
+
+    def _snapshot(self) -> tuple[float, float, float] | None:
+        try:
+            with open("/proc/stat", encoding="ascii") as fh:
+                fields = [int(x) for x in fh.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+        busy = (sum(fields[:8]) - idle) / self._tick  # user..steal, without guest (already in user)
+        own = sum(os.times()[:2])
+        return time.monotonic(), busy, own
+
+    def free_cpus(self, *, min_window: float = 0.25) -> float | None:
+        """CPUs not used by other programs since the previous call (at least `min_window` seconds ago)."""
+        now = self._snapshot()
+        last = self._last
+        if now is None or last is None:
+            return None
+        wall = now[0] - last[0]
+        if wall < min_window:
+            return None
+        self._last = now
+        others = max(0.0, (now[1] - last[1]) - (now[2] - last[2])) / wall
+        return max(0.0, self.cpus - others)
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def available_memory() -> int | None:
+    """Bytes of memory the system can still give out (Linux MemAvailable), or None where unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 class LlamaCppModel:
@@ -50,7 +137,9 @@ class LlamaCppModel:
         n_threads: int | None = None,
         n_gpu_layers: int = 0,
         seed: int = 0,
+        adaptive_threads: bool = True,
     ) -> None:
+        """Load a GGUF file; `adaptive_threads` lowers generation threads while other programs hold the cores."""
         try:
             import llama_cpp
         except ImportError as exc:
@@ -61,36 +150,80 @@ class LlamaCppModel:
             raise ModelError(f"Model file not found: {path}")
         threads = n_threads or default_threads()
         t0 = time.perf_counter()
+        from inference.llamalog import capture_llama_log, parse_load_log
+
         try:
-            self._llm = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=threads,
-                n_threads_batch=max(threads, n_threads or (os.cpu_count() or 1)),
-                n_gpu_layers=n_gpu_layers,
-                seed=seed,
-                verbose=False,
-            )
+            # llama.cpp says what it allocated only in its log: keep the lines for `load_report`.
+            with capture_llama_log() as load_log:
+                self._llm = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_threads=threads,
+                    n_threads_batch=max(threads, n_threads or (os.cpu_count() or 1)),  # reading a prompt
+                    n_gpu_layers=n_gpu_layers,
+                    seed=seed,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(
                 f"Cannot load the model {path.name}: {exc}",
                 hint="Check that the file is a complete GGUF model; a partial download cannot load.",
             ) from exc
+        self._lib = llama_cpp
         self.load_seconds = time.perf_counter() - t0
+        self.n_gpu_layers = n_gpu_layers
+        self.load_report = parse_load_log(load_log)  # what llama.cpp really allocated, per device
         self.path = path
         self.name = path.stem
-        self.n_ctx = int(self._llm.n_ctx())
+        # llama.cpp may round the context up, but llama-cpp-python's token buffer has the size asked for.
+        self.n_ctx = min(int(self._llm.n_ctx()), len(self._llm.input_ids))
+        self.n_threads = threads  # the most generation threads; fewer while the machine is busy
+        self.n_threads_batch = max(threads, n_threads or (os.cpu_count() or 1))
+        self.threads_in_use = threads
+        self.threads_batch_in_use = self.n_threads_batch
+        self._meter = CpuMeter() if adaptive_threads and n_gpu_layers == 0 else None
         self.metadata: dict[str, str] = dict(self._llm.metadata or {})
-        if "tokenizer.chat_template" not in self.metadata and self._llm.chat_handler is None:
-            # Without a template in the file llama-cpp-python silently uses llama-2's format,
-            # which most small models answer badly; ChatML is the common modern default.
-            self._llm.chat_format = "chatml"
-        self.chat_format = "gguf-template" if "tokenizer.chat_template" in self.metadata else self._llm.chat_format
+        self._vocab = llama_cpp.llama_model_get_vocab(self._llm.model)
+        self._piece_buf = ctypes.create_string_buffer(64)
+        self.bos_token = self._special_text(self._llm.token_bos())
+        self.eos_token = self._special_text(self._llm.token_eos())
+        self.template: ChatTemplate = select_template(
+            architecture=self.metadata.get("general.architecture"),
+            gguf_template=self.metadata.get("tokenizer.chat_template"),
+            has_token=self._has_token,
+        )
+        self.chat_format = "gguf-template" if self.template.name == "gguf" else self.template.name
+        self._lock = threading.Lock()  # one request at a time: the KV cache is shared state
+        self._abort_check: Callable[[], bool] | None = None
+        self._abort_cb = llama_cpp.ggml_abort_callback(self._abort_requested)
+        self._no_abort_cb = llama_cpp.ggml_abort_callback()  # a NULL callback: no per-step Python call
+        self._closed = False
+        self.last_usage: dict[str, int] = {}
 
+    @property
+    def llama(self) -> Any:
+        """The underlying `llama_cpp.Llama` (read-only; for reading back what llama.cpp did)."""
+        return self._llm
+
+    # Prompts.
     def count_tokens(self, text: str) -> int:
         """Tokens the model's own tokenizer makes of a text (no BOS)."""
         return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=True))
 
+    def render(self, messages: Sequence[Message]) -> str:
+        """The prompt text for a conversation, in the model's chat template, assistant turn opened."""
+        clean = [{"role": m["role"], "content": self._defuse(m["content"])} for m in messages]
+        return self.template.render(clean, bos_token=self.bos_token, eos_token=self.eos_token)
+
+    def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
+        """The token ids llama.cpp will evaluate for a conversation."""
+        return self._tokenize_prompt(self.render(messages))
+
+    def count_prompt(self, messages: Sequence[Message]) -> int:
+        """How many tokens of context a conversation's prompt takes."""
+        return len(self.prompt_tokens(messages))
+
+    # Running.
     def stream(
         self,
         messages: Sequence[Message],
@@ -99,19 +232,209 @@ class LlamaCppModel:
         temperature: float = 0.0,
         cancel: Callable[[], bool] | None = None,
     ) -> Iterator[str]:
-        """Yield the reply's text pieces as the model produces them; stops early when `cancel()` is true."""
-        try:
-            chunks: Iterator[Any] = self._llm.create_chat_completion(
-                messages=list(messages), max_tokens=max_tokens, temperature=temperature, stream=True
+        """Yield the reply's text pieces as the model produces them; stops early when `cancel()` is true.
+
+        The reply is capped to the context left after the prompt; a prompt that fills the context on its
+        own raises ContextOverflow (the caller is expected to budget, see rag.answer).
+        """
+        if self._closed:
+            raise ModelError(f"The model {self.name} was unloaded.", hint="Load it again to answer.")
+        tokens = self.prompt_tokens(messages)
+        room = self.n_ctx - len(tokens)
+        if room < 1:
+            raise ContextOverflow(
+                f"The question and its passages take {len(tokens)} tokens, more than the "
+                f"{self.n_ctx}-token context of {self.name}.",
+                hint="Ask with fewer passages (-k) or load the model with a larger context (--ctx).",
             )
-            for chunk in chunks:
-                if cancel is not None and cancel():
-                    chunks.close()  # type: ignore[attr-defined]
-                    raise Cancelled("Answer stopped.")
-                piece = chunk["choices"][0]["delta"].get("content")
-                if piece:
-                    yield piece
-        except Cancelled:
-            raise
-        except (ValueError, RuntimeError) as exc:
-            raise ModelError(f"The model failed while answering: {exc}") from exc
+        return self._generate(tokens, min(max_tokens, room), temperature, cancel)
+
+    def prefill(self, messages: Sequence[Message]) -> int:
+        """Evaluate now the prompt prefix these messages open every request with; returns its token count.
+
+        `messages` are the fixed leading messages (the system prompt); what a later request adds after
+        them is not known yet, so the cached prefix ends where the next message's text would start.
+        """
+        text = self.render([*messages, {"role": "user", "content": _SENTINEL}])
+        prefix = text.split(_SENTINEL, 1)[0]
+        # The last token may merge differently with the text that will follow it: leave it out.
+        tokens = self._tokenize_prompt(prefix)[:-1]
+        with self._lock:
+            self._adapt_threads()
+            cached = self._cached_prefix(tokens)
+            if cached < len(tokens):
+                try:
+                    self._llm.n_tokens = cached
+                    self._llm.eval(tokens[cached:])
+                except (ValueError, RuntimeError) as exc:
+                    self._llm.reset()
+                    raise ModelError(f"The model failed while reading its instructions: {exc}") from exc
+        return len(tokens)
+
+    def set_threads(self, n_threads: int, n_threads_batch: int | None = None) -> None:
+        """Set the most CPU threads for generation (and for reading prompts), from the next request on."""
+        self.n_threads = max(1, n_threads)
+        self.n_threads_batch = max(1, n_threads_batch or self.n_threads)
+        self._apply_threads(self.n_threads, self.n_threads_batch)
+
+    def _apply_threads(self, threads: int, threads_batch: int | None = None) -> None:
+        self.threads_in_use = threads
+        self.threads_batch_in_use = threads_batch or self.n_threads_batch
+        self._lib.llama_set_n_threads(self._llm.ctx, threads, self.threads_batch_in_use)
+
+    def _adapt_threads(self) -> None:
+        # Measured on a 2-core machine kept busy by other programs: one thread generated 10x and read
+        # prompts 2x faster than two. On an idle machine the meter sees the cores free and uses them all.
+        if self._meter is None:
+            return
+        free = self._meter.free_cpus()
+        if free is None:
+            return
+        usable = max(1, int(free + 0.5))
+        threads, batch = min(self.n_threads, usable), min(self.n_threads_batch, usable)
+        if (threads, batch) != (self.threads_in_use, self.threads_batch_in_use):
+            log.info("threads: %d generating, %d reading prompts (%.1f CPUs free)", threads, batch, free)
+            self._apply_threads(threads, batch)
+
+    def close(self) -> None:
+        """Free the model's memory; the object cannot answer afterwards."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._llm.close()
+
+    # Internals.
+    def _generate(
+        self, tokens: list[int], max_tokens: int, temperature: float, cancel: Callable[[], bool] | None
+    ) -> Iterator[str]:
+        with self._lock:
+            if self._closed:
+                raise ModelError(f"The model {self.name} was unloaded.")
+            self._adapt_threads()
+            cached = self._cached_prefix(tokens)
+            self.last_usage = {"prompt_tokens": len(tokens), "cached_tokens": cached, "completion_tokens": 0}
+            if cancel is not None and cancel():
+                raise Cancelled("Answer stopped.")
+            decoder = codecs.getincrementaldecoder("utf-8")("replace")
+            stops = self.template.stop
+            held = ""  # text that might be the beginning of a stop marker
+            n = 0
+            # Sampling settings as llama-cpp-python's chat completion uses them, so answers match it.
+            gen = self._llm.generate(
+                tokens, temp=temperature, top_k=40, top_p=0.95, min_p=0.05, repeat_penalty=1.0
+            )
+            self._arm_abort(cancel)
+            try:
+                while n < max_tokens:
+                    try:
+                        token = next(gen)
+                    except StopIteration:
+                        break
+                    finally:
+                        if n == 0:
+                            self._disarm_abort()  # the prompt is read: one check per token suffices
+                    n += 1
+                    self.last_usage["completion_tokens"] = n
+                    if cancel is not None and cancel():
+                        raise Cancelled("Answer stopped.")
+                    if self._ends_turn(token):
+                        self.last_usage["completion_tokens"] = n - 1  # the end-of-turn token is no text
+                        break
+                    held += decoder.decode(self._piece(token))
+                    out, held, stopped = _split_at_stop(held, stops)
+                    if out:
+                        yield out
+                    if stopped:
+                        return
+                held += decoder.decode(b"", final=True)
+                out, _, _ = _split_at_stop(held, stops, final=True)
+                if out:
+                    yield out
+            except (ValueError, RuntimeError) as exc:
+                if cancel is not None and _safe(cancel):
+                    raise Cancelled("Answer stopped.") from None
+                raise ModelError(f"The model failed while answering: {exc}") from exc
+            finally:
+                self._disarm_abort()
+                gen.close()
+
+    def _tokenize_prompt(self, text: str) -> list[int]:
+        # Templates that write the BOS token themselves must not get a second one from the tokenizer.
+        add_bos = not (self.bos_token and text.startswith(self.bos_token))
+        return self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=add_bos, special=True)
+
+    def _cached_prefix(self, tokens: Sequence[int]) -> int:
+        """How many leading tokens of `tokens` the KV cache already holds."""
+        held = self._llm.n_tokens
+        if held <= 0:
+            return 0
+        n = min(held, len(tokens))
+        ids = self._llm.input_ids[:n]
+        for i in range(n):
+            if ids[i] != tokens[i]:
+                return i
+        return n
+
+    def _has_token(self, text: str) -> bool:
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)) == 1
+
+    def _special_text(self, token: int) -> str:
+        if token < 0:
+            return ""
+        return self._llm.detokenize([token], special=True).decode("utf-8", "replace")
+
+    def _defuse(self, text: str) -> str:
+        # Document text must not be able to open or close turns: drop the template's markers from it.
+        for marker in self.template.stop:
+            text = text.replace(marker, "")
+        return text
+
+    def _piece(self, token: int) -> bytes:
+        n = self._lib.llama_token_to_piece(self._vocab, token, self._piece_buf, len(self._piece_buf), 0, False)
+        if n < 0:
+            self._piece_buf = ctypes.create_string_buffer(-n)
+            n = self._lib.llama_token_to_piece(self._vocab, token, self._piece_buf, len(self._piece_buf), 0, False)
+        return self._piece_buf.raw[: max(0, n)]
+
+    def _ends_turn(self, token: int) -> bool:
+        # End-of-generation tokens, and any control token: a reply that opens a new turn has ended.
+        return bool(self._lib.llama_vocab_is_eog(self._vocab, token) or self._lib.llama_vocab_is_control(self._vocab, token))
+
+    def _abort_requested(self, _data: Any) -> bool:
+        check = self._abort_check
+        return bool(check is not None and _safe(check))
+
+    def _arm_abort(self, cancel: Callable[[], bool] | None) -> None:
+        if cancel is not None:
+            self._abort_check = cancel
+            self._lib.llama_set_abort_callback(self._llm.ctx, self._abort_cb, None)
+
+    def _disarm_abort(self) -> None:
+        if self._abort_check is not None:
+            self._abort_check = None
+            self._lib.llama_set_abort_callback(self._llm.ctx, self._no_abort_cb, None)
+
+
+def _safe(check: Callable[[], bool]) -> bool:
+    try:
+        return bool(check())
+    except Exception:  # a broken cancel callable must not take the model down
+        return False
+
+
+def _split_at_stop(text: str, stops: Sequence[str], *, final: bool = False) -> tuple[str, str, bool]:
+    """Split streamed text into (safe to show, held back, a stop marker was reached)."""
+    for stop in stops:
+        at = text.find(stop)
+        if at >= 0:
+            return text[:at], "", True
+    if final or not stops:
+        return text, "", False
+    # Hold back a tail that could still grow into a stop marker.
+    keep = 0
+    for stop in stops:
+        for k in range(min(len(stop) - 1, len(text)), 0, -1):
+            if text.endswith(stop[:k]):
+                keep = max(keep, k)
+                break
+    return (text[: len(text) - keep], text[len(text) - keep :], False) if keep else (text, "", False)

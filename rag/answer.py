@@ -1,26 +1,49 @@
-"""Grounded answers: numbered passages in a prompt that fits the model's context, streamed, with sources."""
+"""Grounded answers: numbered passages in a prompt that fits the model's context, streamed, with sources.
+
+The prompt is laid out so that its beginning never changes between questions (the system prompt),
+which lets the model keep that prefix in its KV cache; then come the conversation's earlier turns,
+then one user message with the numbered passages and the question. When it does not fit the context with
+room for the answer, the least relevant passages go first, then old turns are shortened and dropped,
+then the last passage is cut; it never reaches the model too long.
+"""
 
 from __future__ import annotations
 
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from inference.llm import ChatModel, Message
+from inference.llm import ChatModel, ContextOverflow, Message
 from rag.store import Hit
 
 SYSTEM_PROMPT = (
     "You are Hearth, an assistant for an office. Answer the question using only the numbered passages "
-    "from the office's documents. Answer in one to three sentences, state the exact figures, names and "
-    "numbers the passages give, and cite the passage you used in square brackets, like [1]. If the "
-    "passages do not contain the answer, say that the documents do not say."
+    "from the office's documents. Answer in one to three sentences of your own, state the exact figures, "
+    "names and numbers the passages give, and cite the passage you used in square brackets, like [1]. "
+    "Do not repeat the passages. If the passages do not contain the answer, say that the documents do not say."
 )
 NOTHING_FOUND = "I could not find anything about this in your documents."
 
-_CITATION = re.compile(r"\[(\d{1,2})\]")
+DEFAULT_MAX_TOKENS = 320  # the longest answer asked for
+MIN_ANSWER_TOKENS = 16  # below this much room for the answer, the prompt is cut further
+_MARGIN = 4  # tokens kept free for rounding in the template's markers
+_SHORT_TURN_CHARS = 240  # an old answer is shortened to about this many characters before it is dropped
+
+# [1], [1, 2], [1-3], [Passage 2], [source 3]
+_CITATION = re.compile(
+    r"\[(?:(?:passages?|sources?|documents?)\s*)?(\d{1,3}(?:\s*(?:,|;|-|–|and)\s*\d{1,3})*)\]", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """An earlier question of the conversation and the answer it got."""
+
+    question: str
+    answer: str
 
 
 @dataclass(frozen=True)
@@ -29,16 +52,50 @@ class Answer:
 
     text: str
     sources: list[Hit]
-    cited: list[int]  # 1-based numbers of the sources the reply cites
+    cited: list[int]  # 1-based numbers of the sources the reply cites, in the order it cites them
     timings: dict[str, float] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)  # prompt and answer tokens, what was dropped to fit
+    conversation_id: int | None = None
+    # When the reply cites nothing: the passages that hold its figures and terms, as Hearth matched them.
+    supported: list[int] = field(default_factory=list)
+
+    @property
+    def cited_sources(self) -> list[Hit]:
+        """The passages the reply cites, in citation order."""
+        return [self.sources[n - 1] for n in self.cited]
+
+    @property
+    def uncited_sources(self) -> list[Hit]:
+        """The passages the model was given but did not cite."""
+        return [h for i, h in enumerate(self.sources, 1) if i not in self.cited]
 
     def to_json(self) -> dict[str, Any]:
-        """The contract's ask object."""
-        return {
+        """The contract's ask object, plus which sources were cited and the token usage."""
+        out: dict[str, Any] = {
             "answer": self.text,
-            "sources": [dict(h.to_json(), cited=(i + 1) in self.cited) for i, h in enumerate(self.sources)],
+            "sources": [dict(h.to_json(), cited=(i + 1) in self.cited, supports=(i + 1) in self.supported)
+                        for i, h in enumerate(self.sources)],
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
+            "cited": list(self.cited),
+            "usage": dict(self.usage),
         }
+        if self.conversation_id is not None:
+            out["conversation"] = self.conversation_id
+        return out
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The messages for one question, and what had to give way for them to fit the context."""
+
+    messages: list[Message]
+    passages: list[Hit]  # the passages given, numbered from 1 in this order
+    history: list[Turn]  # the earlier turns given (some possibly shortened)
+    tokens: int  # the prompt's size in the model's tokens
+    max_tokens: int  # room left for the answer
+    dropped_passages: int = 0
+    dropped_turns: int = 0
+    trimmed: bool = False  # a passage, an old answer or the question itself was cut short
 
 
 def passage_label(hit: Hit) -> str:
@@ -47,54 +104,205 @@ def passage_label(hit: Hit) -> str:
     if hit.page is not None:
         parts.append(f"page {hit.page}")
     if hit.heading:
-        parts.append(hit.heading)
+        # "Document title › Section": the section says what the passage is about; the title adds nothing.
+        parts.append(hit.heading.split(" › ")[-1])
     return ", ".join(parts)
 
 
-def build_messages(
+def fixed_messages(system: str = SYSTEM_PROMPT) -> list[Message]:
+    """The messages every prompt starts with; a model can keep their evaluation cached (`prefill`)."""
+    return [{"role": "system", "content": system}]
+
+
+def _tidy(text: str) -> str:
+    # Runs of spaces and blank lines cost tokens and say nothing; line breaks are kept (lists, tables).
+    lines = (" ".join(line.split()) for line in text.strip().splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def _user_message(question: str, passages: Sequence[Hit]) -> str:
+    if not passages:
+        return f"Question: {question}"
+    body = "\n\n".join(f"[{i}] ({passage_label(h)})\n{_tidy(h.text)}" for i, h in enumerate(passages, 1))
+    return f"Passages:\n\n{body}\n\nQuestion: {question}"
+
+
+def build_prompt(
     question: str,
     hits: Sequence[Hit],
     *,
+    n_ctx: int,
+    count_prompt: Callable[[list[Message]], int],
     count_tokens: Callable[[str], int],
-    budget: int,
+    history: Sequence[Turn] = (),
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    max_passage_tokens: int | None = None,
     system: str = SYSTEM_PROMPT,
-) -> tuple[list[Message], list[Hit]]:
-    """The chat messages for a question; drops the least relevant passages until the prompt fits `budget`."""
-    kept = list(hits)
+) -> Prompt:
+    """The messages for a question that fit `n_ctx` with room for the answer, trimmed in a fixed order.
+
+    `hits` are best first. `max_passage_tokens` caps the passages' total size even when the context has
+    room (a shorter prompt answers sooner on a CPU). Raises ContextOverflow only when the fixed
+    instructions alone leave no room, which no sensible context size does.
+    """
+    question = question.strip()
+    # Room for the answer: what was asked for, at most half the context; it gives way (down to
+    # MIN_ANSWER_TOKENS) only before the last passage would have to be cut.
+    answer_room = max(MIN_ANSWER_TOKENS, min(max_tokens, n_ctx // 2))
+    passages = list(hits)  # given tidied (see _user_message); returned as found, unless cut to fit
+    dropped = 0
+    if max_passage_tokens is not None:
+        total, kept = 0, []
+        for h in passages:
+            total += count_tokens(_tidy(h.text)) + 8
+            if kept and total > max_passage_tokens:
+                break
+            kept.append(h)
+        dropped, passages = len(passages) - len(kept), kept
+    turns = [Turn(t.question.strip(), t.answer.strip()) for t in history]
+    dropped_turns = 0
+    trimmed = False
+    fixed = fixed_messages(system)
+
+    def assemble() -> list[Message]:
+        msgs = list(fixed)
+        for t in turns:
+            msgs += [{"role": "user", "content": t.question}, {"role": "assistant", "content": t.answer}]
+        msgs.append({"role": "user", "content": _user_message(question, passages)})
+        return msgs
+
     while True:
-        passages = "\n\n".join(f"[{i}] ({passage_label(h)})\n{h.text.strip()}" for i, h in enumerate(kept, 1))
-        user = f"Passages:\n\n{passages}\n\nQuestion: {question.strip()}" if kept else question.strip()
-        messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        # A few tokens per message for the template's role markers.
-        used = count_tokens(system) + count_tokens(user) + 16
-        if used <= budget or not kept:
-            return messages, kept
-        if len(kept) == 1:
-            # Even one passage is too long: keep its beginning, in proportion to what fits.
-            h = kept[0]
-            ratio = max(0.0, (budget - (used - count_tokens(h.text))) / max(1, count_tokens(h.text)))
-            cut = int(len(h.text) * ratio * 0.9)
-            if cut < 20:
-                kept = []
-            else:
-                kept = [Hit(h.source, h.page, h.heading, h.score, h.text[:cut], h.start, h.start + cut, h.chunk_id)]
+        messages = assemble()
+        used = count_prompt(messages)
+        over = used - (n_ctx - answer_room - _MARGIN)
+        if over <= 0:
+            return Prompt(messages, passages, turns, used, min(max_tokens, n_ctx - used - _MARGIN),
+                          dropped, dropped_turns, trimmed)
+        if len(passages) > 1:  # 1. the least relevant passage
+            passages.pop()
+            dropped += 1
             continue
-        kept.pop()
+        long_turn = next((i for i, t in enumerate(turns) if len(t.answer) > _SHORT_TURN_CHARS + 2), None)
+        if long_turn is not None:  # 2. shorten the oldest long answer, then 3. drop the oldest turn
+            t = turns[long_turn]
+            turns[long_turn] = Turn(t.question, _shorten(t.answer, _SHORT_TURN_CHARS))
+            trimmed = True
+            continue
+        if turns:
+            turns.pop(0)
+            dropped_turns += 1
+            continue
+        if answer_room > 4 * MIN_ANSWER_TOKENS:  # 4. a shorter answer, rather than no passage
+            answer_room = max(4 * MIN_ANSWER_TOKENS, answer_room - over)
+            continue
+        if passages:  # 5. cut the one passage left to what fits
+            h = passages[0]
+            text = _tidy(h.text)
+            size = count_tokens(text)
+            keep = _chars_for(text, size - over - 2, size)
+            if keep < 80:
+                passages.pop()
+                dropped += 1
+            else:
+                passages[0] = replace(h, text=text[:keep].rstrip() + " …")
+            trimmed = True
+            continue
+        if answer_room > MIN_ANSWER_TOKENS:
+            answer_room = max(MIN_ANSWER_TOKENS, answer_room - over)
+            continue
+        if len(question) > 200:  # 6. an enormous question: keep its beginning
+            size = count_tokens(question)
+            question = question[: _chars_for(question, size - over - 2, size)].rstrip() + " …"
+            trimmed = True
+            continue
+        raise ContextOverflow(
+            f"The model's context ({n_ctx} tokens) is too small for Hearth's instructions.",
+            hint="Load the model with a larger context (--ctx).",
+        )
+
+
+def _chars_for(text: str, target: int, tokens: int) -> int:
+    """About how many leading characters of `text` (of `tokens` tokens) make `target` tokens."""
+    if target <= 0 or not text:
+        return 0
+    # Token density varies along a text; cut a little more than proportionally so it converges fast.
+    return int(len(text) * min(1.0, target / max(1, tokens)) * 0.95)
+
+
+def _shorten(text: str, chars: int) -> str:
+    """At most `chars` + 2 characters of `text`: whole sentences when they fit, with an ellipsis."""
+    if len(text) <= chars:
+        return text
+    cut = text[:chars]
+    end = max(cut.rfind(". "), cut.rfind("\n"))
+    return (cut[: end + 1] if end > chars // 2 else cut.rstrip()) + " …"
+
+
+def _numbers(group: str) -> list[int]:
+    out: list[int] = []
+    for part in re.split(r"\s*(?:,|;|and)\s*", group):
+        if re.fullmatch(r"\d+\s*[-–]\s*\d+", part):
+            a, b = (int(x) for x in re.split(r"\s*[-–]\s*", part))
+            out += list(range(a, b + 1)) if 0 < b - a < 10 else [a, b]
+        elif part.strip().isdigit():
+            out.append(int(part))
+    return out
+
+
+def clean_citations(text: str, n_sources: int) -> str:
+    """Rewrite citation markers as [n] or [n, m], removing numbers of passages that were not given."""
+
+    def fix(m: re.Match[str]) -> str:
+        valid = [n for n in dict.fromkeys(_numbers(m.group(1))) if 1 <= n <= n_sources]
+        return "[" + ", ".join(map(str, valid)) + "]" if valid else ""
+
+    return _CITATION.sub(fix, text)
 
 
 def cited_numbers(text: str, n_sources: int) -> list[int]:
     """The passage numbers a reply cites, in first-seen order, ignoring numbers no passage has."""
     seen: list[int] = []
     for m in _CITATION.finditer(text):
-        n = int(m.group(1))
-        if 1 <= n <= n_sources and n not in seen:
-            seen.append(n)
+        for n in _numbers(m.group(1)):
+            if 1 <= n <= n_sources and n not in seen:
+                seen.append(n)
     return seen
 
 
 def strip_bad_citations(text: str, n_sources: int) -> str:
-    """Remove [n] markers that point at passages that were not given."""
-    return _CITATION.sub(lambda m: m.group(0) if 1 <= int(m.group(1)) <= n_sources else "", text)
+    """Remove [n] markers that point at passages that were not given (kept for callers of the first API)."""
+    return clean_citations(text, n_sources)
+
+
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_WORD = re.compile(r"[^\W\d_]{4,}")
+_UNSAID = re.compile(r"\b(?:do(?:es)? not|don't|doesn't)\s+(?:say|mention|contain|state)", re.IGNORECASE)
+
+
+def supporting_passages(text: str, question: str, passages: Sequence[Hit]) -> list[int]:
+    """The passages (1-based) that hold what a reply states: all its figures, and most of its new words.
+
+    For replies without citations (small models often give none): a passage supports the reply when it
+    contains every number the reply states and at least half of the reply's words that the question did
+    not already bring, or three of them; the best such passage is returned, or none.
+    """
+    if not text.strip() or _UNSAID.search(text):
+        return []
+    asked = {w.lower() for w in _WORD.findall(question)}
+    numbers = set(_NUMBER.findall(text))
+    words = {w.lower() for w in _WORD.findall(text)} - asked
+    best: tuple[float, int] | None = None
+    for i, h in enumerate(passages, 1):
+        body = h.text.lower()
+        if numbers and not numbers <= set(_NUMBER.findall(body)):
+            continue
+        found = sum(1 for w in words if w in body)
+        if not numbers and found < min(3, max(1, (len(words) + 1) // 2)):
+            continue
+        score = 2 * len(numbers) + found
+        if best is None or score > best[0]:
+            best = (score, i)
+    return [best[1]] if best is not None and best[0] > 0 else []
 
 
 def answer(
@@ -102,33 +310,73 @@ def answer(
     hits: Sequence[Hit],
     model: ChatModel,
     *,
-    max_tokens: int = 320,
+    history: Sequence[Turn] = (),
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    max_passage_tokens: int | None = None,
     on_token: Callable[[str], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> Answer:
-    """Answer a question from retrieved passages, streaming pieces to `on_token`."""
+    """Answer a question from retrieved passages (best first), streaming pieces to `on_token`.
+
+    Raises Cancelled when `cancel()` turns true; the model stays loaded and usable.
+    """
     t0 = time.perf_counter()
     if not hits:
         if on_token is not None:
             on_token(NOTHING_FOUND)
         return Answer(NOTHING_FOUND, [], [], {"total": time.perf_counter() - t0})
-    budget = model.n_ctx - max_tokens
-    messages, used = build_messages(question, hits, count_tokens=model.count_tokens, budget=budget)
-    t_prompt = time.perf_counter()
+    count_prompt = getattr(model, "count_prompt", None) or _rough_prompt_counter(model)
+    n_ctx = model.n_ctx
+    for attempt in range(2):
+        prompt = build_prompt(
+            question, hits, n_ctx=n_ctx, count_prompt=count_prompt, count_tokens=model.count_tokens,
+            history=history, max_tokens=max_tokens, max_passage_tokens=max_passage_tokens,
+        )
+        t_prompt = time.perf_counter()
+        try:
+            stream = model.stream(prompt.messages, max_tokens=prompt.max_tokens, cancel=cancel)
+            break
+        except ContextOverflow:
+            if attempt:
+                raise
+            n_ctx = n_ctx * 3 // 4  # the count was off (a model without count_prompt): budget tighter
+    # Pieces are shown as they come; the final text drops citations of passages that were not given.
     pieces: list[str] = []
     first: float | None = None
-    for piece in model.stream(messages, max_tokens=max_tokens, cancel=cancel):
+    for piece in stream:
         if first is None:
             first = time.perf_counter()
         pieces.append(piece)
         if on_token is not None:
             on_token(piece)
     end = time.perf_counter()
-    text = strip_bad_citations("".join(pieces).strip(), len(used))
+    text = clean_citations("".join(pieces).strip(), len(prompt.passages))
     timings = {
         "prompt_build": t_prompt - t0,
         "first_token": (first or end) - t_prompt,
         "generation": end - t_prompt,
         "total": end - t0,
     }
-    return Answer(text, used, cited_numbers(text, len(used)), timings)
+    usage = {
+        "prompt_tokens": prompt.tokens,
+        "passages_given": len(prompt.passages),
+        "passages_dropped": prompt.dropped_passages,
+        "turns_given": len(prompt.history),
+        "turns_dropped": prompt.dropped_turns,
+    }
+    model_usage = getattr(model, "last_usage", None)
+    if isinstance(model_usage, dict):
+        usage.update({k: int(v) for k, v in model_usage.items() if k in ("cached_tokens", "completion_tokens")})
+    cited = cited_numbers(text, len(prompt.passages))
+    supported = [] if cited else supporting_passages(text, question, prompt.passages)
+    return Answer(text, list(prompt.passages), cited, timings, usage, supported=supported)
+
+
+def _rough_prompt_counter(model: ChatModel) -> Callable[[list[Message]], int]:
+    """For models that cannot count a whole prompt: the contents plus a few tokens per message."""
+
+    def count(messages: list[Message]) -> int:
+        return sum(model.count_tokens(m["content"]) + 8 for m in messages) + 8
+
+    return count
+

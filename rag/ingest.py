@@ -1,33 +1,70 @@
-"""Ingestion: discover files, skip unchanged ones, load, chunk, embed and store each file on its own."""
+"""Ingestion: discover files, skip unchanged ones, read them in parallel, chunk, embed and store each file.
+
+What makes it trustworthy:
+- **Incremental.** A file whose size and modification time match a finished record costs one dict
+  lookup; one whose content hash matches costs a hash. A changed file's old chunks are replaced, and
+  chunks whose text did not change keep their vectors (nothing is re-embedded that need not be); a
+  moved or copied file reuses the vectors of the document with the same hash.
+- **Rescans.** Ingesting a folder again removes the documents that are no longer in it (deleted,
+  moved away, renamed). A folder that cannot be listed is never taken as emptied.
+- **Crash-safe.** Each file is written on its own: manifest `begin` (the document stops counting as
+  indexed), store write, manifest `finish`. A kill at any moment leaves a document either done and
+  complete, or marked `indexing`, hidden from search, and redone (its leftovers deleted) next time.
+- **Failures** cost one file and are reported with its path and the reason; a changed file that can
+  no longer be read loses its old chunks, since they no longer say what the file says.
+- **Parallel.** Files are read in worker processes (rag.parse_pool) while this thread embeds.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inference.errors import Cancelled, HearthError, LoadError
+import numpy as np
+
+from inference.errors import Cancelled, HearthError
 from rag.chunking import Chunk, chunk_sections
-from rag.loaders import SUPPORTED_SUFFIXES, load
-from rag.manifest import Manifest
+from rag.loaders import SUPPORTED_SUFFIXES, Limits
+from rag.manifest import DocumentRecord, Manifest
+from rag.parse_pool import ParseJob, Parsed, ParsePool, default_workers, file_sha256, parse_inline
 from rag.store import VectorStore
 
 if TYPE_CHECKING:
     from inference.embedder import Embedder
 
+__all__ = [
+    "Failure", "IngestOptions", "IngestReport", "Progress", "discover", "embedding_text", "file_sha256",
+    "forget", "ingest", "source_id",
+]  # fmt: skip
+
+HEADING_SEPARATOR = " › "
+
 
 @dataclass(frozen=True)
 class IngestOptions:
-    """Limits and chunking settings for ingestion."""
+    """Limits, chunking and parallelism settings for ingestion."""
 
     max_file_bytes: int = 200 * 1024 * 1024  # larger files are reported, not read
+    max_pages: int = 5000  # PDF pages, slides or worksheets in one file
+    max_unzipped_bytes: int = 256 * 1024 * 1024  # what a DOCX/XLSX/PPTX/ODT may unpack to (zip bombs)
+    max_zip_ratio: int = 100  # unpacked / packed size above which a big office file is a zip bomb
     chunk_tokens: int = 200  # embedder tokens per chunk (the default embedder reads at most 256)
     overlap_tokens: int = 40
     include_hidden: bool = False  # dot-files and dot-folders are skipped when walking a folder
+    workers: int | None = None  # reader processes; None = automatic, 0 = read in this process
+    parse_timeout: float = 300.0  # seconds one file may take to read before it is given up on
+    embed_batch: int = 64  # chunks embedded between progress reports and cancel checks
+
+    @property
+    def limits(self) -> Limits:
+        """The loaders' limits."""
+        return Limits(
+            max_pages=self.max_pages, max_unzipped_bytes=self.max_unzipped_bytes, max_zip_ratio=self.max_zip_ratio
+        )
 
 
 @dataclass(frozen=True)
@@ -36,22 +73,31 @@ class Failure:
 
     source: str
     error: str
-    kind: str
+    kind: str  # corrupt, encrypted, empty, no_text_layer, too_large, timeout, unsupported, unreadable, missing, error
 
     def to_json(self) -> dict[str, str]:
-        """The contract's failure object."""
-        return {"source": self.source, "error": self.error}
+        """The contract's failure object (plus its kind)."""
+        return {"source": self.source, "error": self.error, "kind": self.kind}
 
 
 @dataclass(frozen=True)
 class Progress:
-    """Where an ingest run is: files seen of the total, chunks written, the file at hand."""
+    """Where an ingest run is; `eta` is seconds left, once there is a rate to judge by."""
 
     files_done: int
     files_total: int
     chunks: int
     current: str | None
     elapsed: float
+    pages: int = 0
+    bytes_done: int = 0  # of the files that need reading (unchanged ones count for nothing)
+    bytes_total: int = 0
+    eta: float | None = None
+
+    @property
+    def rate(self) -> float:
+        """Chunks stored per second so far."""
+        return self.chunks / self.elapsed if self.elapsed > 0 else 0.0
 
 
 @dataclass
@@ -61,8 +107,11 @@ class IngestReport:
     added: int = 0
     updated: int = 0
     unchanged: int = 0
+    removed: int = 0  # documents gone from rescanned folders, or changed and no longer readable
     skipped: int = 0  # files in walked folders whose format Hearth does not read
     chunks: int = 0
+    reused: int = 0  # of those chunks, how many kept the vector of an identical earlier chunk
+    pages: int = 0
     seconds: float = 0.0
     failed: list[Failure] = field(default_factory=list)
 
@@ -75,8 +124,20 @@ class IngestReport:
             "failed": [f.to_json() for f in self.failed],
             "chunks": self.chunks,
             "seconds": round(self.seconds, 3),
+            "removed": self.removed,
             "skipped": self.skipped,
+            "reused": self.reused,
+            "pages": self.pages,
         }
+
+
+@dataclass
+class _Scan:
+    files: list[Path] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    skipped: int = 0
+    roots: list[str] = field(default_factory=list)  # folders walked: documents under them not found are gone
+    unlisted: list[str] = field(default_factory=list)  # folders that could not be listed: nothing under them is gone
 
 
 def source_id(path: Path) -> str:
@@ -86,14 +147,24 @@ def source_id(path: Path) -> str:
 
 def discover(paths: Iterable[Path], *, include_hidden: bool = False) -> tuple[list[Path], list[Failure], int]:
     """Expand files and folders into readable files; returns (files, failures, skipped-unsupported)."""
+    scan = _discover(paths, include_hidden=include_hidden)
+    return scan.files, scan.failures, scan.skipped
+
+
+def _discover(paths: Iterable[Path], *, include_hidden: bool) -> _Scan:
+    scan = _Scan()
     files: dict[str, Path] = {}
-    failures: list[Failure] = []
-    skipped = 0
     for path in paths:
+        path = Path(path)
         if not path.exists():
-            failures.append(Failure(str(path), f"{path}: no such file or folder", "missing"))
+            scan.failures.append(Failure(str(path.absolute()), f"{path}: no such file or folder", "missing"))
         elif path.is_dir():
-            for root, dirs, names in os.walk(path, followlinks=False, onerror=None):
+            scan.roots.append(source_id(path))
+
+            def unlisted(exc: OSError) -> None:
+                scan.unlisted.append(str(Path(exc.filename).resolve()) if exc.filename else scan.roots[-1])
+
+            for root, dirs, names in os.walk(path, followlinks=False, onerror=unlisted):
                 if not include_hidden:
                     dirs[:] = [d for d in dirs if not d.startswith(".")]
                 dirs.sort()
@@ -102,33 +173,160 @@ def discover(paths: Iterable[Path], *, include_hidden: bool = False) -> tuple[li
                         continue
                     p = Path(root, name)
                     if p.suffix.lower() not in SUPPORTED_SUFFIXES or not p.is_file():
-                        skipped += 1
+                        scan.skipped += 1
                         continue
                     files.setdefault(source_id(p), p)
         elif path.suffix.lower() not in SUPPORTED_SUFFIXES:
-            failures.append(
-                Failure(source_id(path), f"{path.name}: this file type ({path.suffix or 'none'}) is not supported",
-                        "unsupported")
+            scan.failures.append(
+                Failure(
+                    source_id(path),
+                    f"{path.name}: this file type ({path.suffix or 'none'}) is not supported",
+                    "unsupported",
+                )
             )
         else:
             files.setdefault(source_id(path), path)
-    return list(files.values()), failures, skipped
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, read in blocks."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    scan.files = list(files.values())
+    return scan
 
 
 def embedding_text(chunk: Chunk) -> str:
     """The text embedded for a chunk: its heading gives context the passage itself may lack."""
-    if not chunk.heading or chunk.text.startswith(chunk.heading.split(" › ")[-1]):
-        return chunk.text  # sections open with their own heading; later chunks of one do not
-    return f"{chunk.heading}\n{chunk.text}"
+    return _embedding_text(chunk.passage, chunk.heading)
+
+
+def _embedding_text(passage: str, heading: str | None) -> str:
+    if not heading or passage.startswith(heading.split(HEADING_SEPARATOR)[-1]):
+        return passage  # sections open with their own heading; later chunks of one do not
+    return f"{heading}\n{passage}"
+
+
+def _under(source: str, folder: str) -> bool:
+    return source == folder or source.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+class _Run:
+    """One ingest call's state: the report, progress bookkeeping and the per-file steps."""
+
+    def __init__(
+        self,
+        workspace: str,
+        embedder: Embedder,
+        store: VectorStore,
+        manifest: Manifest,
+        options: IngestOptions,
+        progress: Callable[[Progress], None] | None,
+        cancel: Callable[[], bool] | None,
+    ) -> None:
+        self.workspace, self.embedder, self.store, self.manifest = workspace, embedder, store, manifest
+        self.options, self._progress, self._cancel = options, progress, cancel
+        self.report = IngestReport()
+        self.t0 = time.perf_counter()
+        self.t_work: float | None = None  # when the first file that needed reading started
+        self.files_total = 0
+        self.files_done = 0
+        self.bytes_total = 0
+        self.bytes_done = 0
+
+    def check_cancel(self) -> None:
+        if self._cancel is not None and self._cancel():
+            raise Cancelled("Indexing stopped; the files indexed so far are kept.")
+
+    def progress(self, current: str | None, partial_bytes: int = 0) -> None:
+        if self._progress is None:
+            return
+        now = time.perf_counter()
+        done = self.bytes_done + partial_bytes
+        eta = None
+        if self.t_work is not None and done > 0 and self.bytes_total:
+            eta = (now - self.t_work) / done * max(0, self.bytes_total - done)
+        self._progress(
+            Progress(
+                files_done=self.files_done, files_total=self.files_total, chunks=self.report.chunks,
+                current=current, elapsed=now - self.t0, pages=self.report.pages,
+                bytes_done=done, bytes_total=self.bytes_total, eta=eta,
+            )  # fmt: skip
+        )
+
+    def fail(self, source: str, kind: str, error: str) -> None:
+        self.report.failed.append(Failure(source, error, kind))
+
+    def drop(self, source: str) -> None:
+        """Remove a document's chunks and record (stale or gone)."""
+        self.store.delete_document(self.workspace, source)
+        self.manifest.remove(self.workspace, source)
+        self.report.removed += 1
+
+    def index(self, parsed: Parsed, source: str, record: DocumentRecord | None, donors: Sequence[str]) -> None:
+        """Chunk, embed (reusing vectors where the text is unchanged) and store one read file."""
+        assert parsed.sections is not None and parsed.sha256 is not None
+        path = parsed.path
+        chunks = chunk_sections(
+            parsed.sections,
+            count_tokens=self.embedder.count_tokens,
+            max_tokens=min(self.options.chunk_tokens, self.embedder.max_tokens - 16),
+            overlap_tokens=self.options.overlap_tokens,
+        )
+        if not chunks:
+            raise _FileFailed("empty", f"{path.name} is empty: it contains no text to index.")
+        texts = [embedding_text(c) for c in chunks]
+        vectors = np.zeros((len(chunks), self.embedder.dim), dtype=np.float32)
+        known = self._known_vectors([*([source] if record is not None else []), *donors])
+        todo = []
+        for i, text in enumerate(texts):
+            vector = known.get(text)
+            if vector is not None and vector.shape == (self.embedder.dim,):
+                vectors[i] = vector
+            else:
+                todo.append(i)
+        step = max(1, self.options.embed_batch)
+        for n in range(0, len(todo), step):
+            self.check_cancel()
+            batch = todo[n : n + step]
+            vectors[batch] = self.embedder.embed([texts[i] for i in batch])
+            self.progress(str(path), partial_bytes=int(parsed.size * (n + len(batch)) / max(1, len(todo))))
+        self.check_cancel()
+        # The store keeps what a reader should see: a split table's header row travels with its rows.
+        stored = [replace(c, text=c.passage, context=None) if c.context else c for c in chunks]
+        # From begin() until finish() the document does not count as indexed, so a crash leaves it to redo.
+        self.manifest.begin(self.workspace, source, sha256=parsed.sha256, size=parsed.size, mtime_ns=parsed.mtime_ns)
+        if record is not None and record.status != "done":
+            # An interrupted earlier attempt may have left chunks under this very version: start clean.
+            self.store.delete_document(self.workspace, source)
+        self.store.replace_document(self.workspace, source, stored, vectors, version=parsed.sha256)
+        self.manifest.finish(self.workspace, source, chunks=len(chunks), pages=_pages(parsed))
+        if record is not None and record.status == "done":
+            self.report.updated += 1
+        else:
+            self.report.added += 1
+        self.report.chunks += len(chunks)
+        self.report.reused += len(chunks) - len(todo)
+
+    def _known_vectors(self, sources: Sequence[str]) -> dict[str, np.ndarray]:
+        """Vectors of the chunks stored for these documents, by the text they were embedded from."""
+        fetch = getattr(self.store, "embeddings_of", None)
+        known: dict[str, np.ndarray] = {}
+        if fetch is None:
+            return known
+        for source in dict.fromkeys(sources):
+            try:
+                rows = fetch(self.workspace, source)
+            except HearthError:
+                continue  # reuse is an optimisation; without it the chunks are simply embedded
+            for text, heading, vector in rows:
+                known.setdefault(_embedding_text(text, heading), np.asarray(vector, dtype=np.float32))
+        return known
+
+
+class _FileFailed(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def _pages(parsed: Parsed) -> int | None:
+    numbered = [s.page for s in parsed.sections or () if s.page is not None]
+    return max(numbered) if numbered else None
 
 
 def ingest(
@@ -142,71 +340,106 @@ def ingest(
     progress: Callable[[Progress], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> IngestReport:
-    """Index files and folders into a workspace; one bad file never stops the batch."""
-    t0 = time.perf_counter()
-    report = IngestReport()
-    files, report.failed, report.skipped = discover(paths, include_hidden=options.include_hidden)
+    """Index files and folders into a workspace; one bad file never stops the batch.
+
+    Folders are rescanned: documents indexed from under them that are no longer there are removed.
+    """
+    run = _Run(workspace, embedder, store, manifest, options, progress, cancel)
+    report = run.report
+    scan = _discover(paths, include_hidden=options.include_hidden)
+    report.failed.extend(scan.failures)
+    report.skipped = scan.skipped
     manifest.bind_workspace(workspace, embedder=embedder.name, dim=embedder.dim)
-    for i, path in enumerate(files):
-        if cancel is not None and cancel():
-            raise Cancelled("Indexing stopped; the files indexed so far are kept.")
-        if progress is not None:
-            progress(Progress(i, len(files), report.chunks, str(path), time.perf_counter() - t0))
+    records = {r.source: r for r in manifest.documents(workspace)}
+    by_sha: dict[str, list[str]] = {}
+    for r in records.values():
+        if r.status == "done":
+            by_sha.setdefault(r.sha256, []).append(r.source)
+
+    run.files_total = len(scan.files)
+    jobs: list[ParseJob] = []
+    found: set[str] = set()
+    for path in scan.files:
+        source = source_id(path)
+        found.add(source)
+        record = records.get(source)
         try:
-            outcome, n = _ingest_file(path, workspace, embedder, store, manifest, options)
-        except LoadError as exc:
-            report.failed.append(Failure(source_id(path), str(exc), exc.kind))
-            continue
+            st = path.stat()
         except OSError as exc:
-            report.failed.append(Failure(source_id(path), f"{path.name}: cannot read ({exc.strerror})", "unreadable"))
+            run.fail(source, "unreadable", f"{path.name} cannot be opened ({exc.strerror or type(exc).__name__}).")
+            run.files_done += 1
             continue
+        done = record is not None and record.status == "done"
+        if done and record.size == st.st_size and record.mtime_ns == st.st_mtime_ns:
+            report.unchanged += 1  # O(1): no read, no hash, no store call
+            run.files_done += 1
+            continue
+        jobs.append(
+            ParseJob(
+                path, known_sha256=record.sha256 if done else None,
+                limits=options.limits, max_file_bytes=options.max_file_bytes,
+            )  # fmt: skip
+        )
+        run.bytes_total += min(st.st_size, options.max_file_bytes)
+    run.progress(None)
+
+    for parsed in _read(jobs, options):
+        run.check_cancel()
+        if run.t_work is None:
+            run.t_work = time.perf_counter() - parsed.seconds
+        source = source_id(parsed.path)
+        record = records.get(source)
+        try:
+            if parsed.unchanged:
+                assert record is not None
+                manifest.touch(workspace, source, mtime_ns=parsed.mtime_ns)
+                report.unchanged += 1
+            elif parsed.error is not None:
+                kind, message = parsed.error
+                run.fail(source, kind, message)
+                if record is not None and kind not in {"unreadable", "timeout"}:
+                    run.drop(source)  # the old chunks no longer say what the file says
+            else:
+                report.pages += parsed.pages
+                donors = by_sha.get(parsed.sha256 or "", [])[:1]
+                run.index(parsed, source, record, donors)
+                by_sha.setdefault(parsed.sha256 or "", []).append(source)  # a copy later in this run reuses it
+        except _FileFailed as exc:
+            run.fail(source, exc.kind, str(exc))
+            if record is not None:
+                run.drop(source)
+        except Cancelled:
+            raise
         except HearthError as exc:
-            report.failed.append(Failure(source_id(path), f"{path.name}: {exc}", "error"))
+            run.fail(source, "error", f"{parsed.path.name}: {exc}")
+        run.files_done += 1
+        run.bytes_done += min(parsed.size, options.max_file_bytes)
+        run.progress(str(parsed.path))
+
+    # Rescan: what was indexed under a walked folder but is no longer found there is gone.
+    for source, record in records.items():
+        if source in found or not any(_under(source, root) for root in scan.roots):
             continue
-        setattr(report, outcome, getattr(report, outcome) + 1)
-        report.chunks += n
-    report.seconds = time.perf_counter() - t0
-    if progress is not None:
-        progress(Progress(len(files), len(files), report.chunks, None, report.seconds))
+        if any(_under(source, folder) for folder in scan.unlisted) or os.path.isfile(source):
+            continue  # unlisted folder, or a file that exists but is now skipped (hidden): keep it
+        run.check_cancel()
+        try:
+            run.drop(source)
+        except HearthError as exc:
+            run.fail(source, "error", f"{Path(source).name}: could not be removed from the index: {exc}")
+    report.seconds = time.perf_counter() - run.t0
+    run.progress(None)
     return report
 
 
-def _ingest_file(
-    path: Path, workspace: str, embedder: Embedder, store: VectorStore, manifest: Manifest, options: IngestOptions
-) -> tuple[str, int]:
-    """Index one file; returns ('added' | 'updated' | 'unchanged', chunks written)."""
-    source = source_id(path)
-    st = path.stat()
-    record = manifest.get(workspace, source)
-    done = record is not None and record.status == "done"
-    if done and record.size == st.st_size and record.mtime_ns == st.st_mtime_ns:
-        return "unchanged", 0
-    if st.st_size > options.max_file_bytes:
-        raise LoadError(
-            f"{path.name}: too large ({st.st_size / 2**20:.0f} MiB; the limit is "
-            f"{options.max_file_bytes / 2**20:.0f} MiB)",
-            kind="too_large",
-        )
-    sha = file_sha256(path)
-    if done and record.sha256 == sha:
-        manifest.touch(workspace, source, mtime_ns=st.st_mtime_ns)
-        return "unchanged", 0
-    sections = load(path)
-    chunks = chunk_sections(
-        sections,
-        count_tokens=embedder.count_tokens,
-        max_tokens=min(options.chunk_tokens, embedder.max_tokens - 16),
-        overlap_tokens=options.overlap_tokens,
-    )
-    if not chunks:
-        raise LoadError(f"{path.name}: no text to index", kind="empty")
-    vectors = embedder.embed([embedding_text(c) for c in chunks])
-    # From here until finish() the document does not count as indexed, so a crash leaves it to redo.
-    manifest.begin(workspace, source, sha256=sha, size=st.st_size, mtime_ns=st.st_mtime_ns)
-    store.replace_document(workspace, source, chunks, vectors, version=sha)
-    pages = max((s.page for s in sections if s.page is not None), default=None)
-    manifest.finish(workspace, source, chunks=len(chunks), pages=pages)
-    return ("updated" if done else "added"), len(chunks)
+def _read(jobs: list[ParseJob], options: IngestOptions) -> Iterator[Parsed]:
+    """Read files in worker processes (or in this one when asked, or when there is just one file)."""
+    workers = default_workers() if options.workers is None else options.workers
+    if workers <= 0 or not jobs:
+        yield from parse_inline(jobs)
+        return
+    pool = ParsePool(min(workers, len(jobs)), timeout=options.parse_timeout)
+    yield from pool.run(jobs)
 
 
 def forget(paths: Iterable[Path], *, workspace: str, store: VectorStore, manifest: Manifest) -> list[str]:
@@ -216,9 +449,8 @@ def forget(paths: Iterable[Path], *, workspace: str, store: VectorStore, manifes
     for path in paths:
         target = str(path.absolute().resolve()) if path.exists() else str(path.absolute())
         for source in known:
-            if source == target or source.startswith(target.rstrip(os.sep) + os.sep):
-                if source not in removed:
-                    store.delete_document(workspace, source)
-                    manifest.remove(workspace, source)
-                    removed.append(source)
+            if _under(source, target) and source not in removed:
+                store.delete_document(workspace, source)
+                manifest.remove(workspace, source)
+                removed.append(source)
     return removed

@@ -76,6 +76,20 @@ class Manifest:
                 hint="Use the same embedding model, or re-index the workspace with the new one.",
             )
 
+    def rebind_workspace(self, workspace: str, *, embedder: str, dim: int) -> None:
+        """Bind an emptied workspace to another embedding model; refused while it still lists documents."""
+        with self._db:
+            left = self._db.execute("SELECT COUNT(*) FROM documents WHERE workspace=?", (workspace,)).fetchone()[0]
+            if left:
+                raise UsageError(
+                    f"Workspace {workspace!r} still holds {left} documents indexed with another embedding model."
+                )
+            self._db.execute(
+                "INSERT INTO workspaces VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(name) DO UPDATE SET embedder=excluded.embedder, dim=excluded.dim",
+                (workspace, embedder, dim, time.time()),
+            )
+
     def workspace_embedder(self, workspace: str) -> str | None:
         """The embedding model a workspace was indexed with, if any."""
         row = self._db.execute("SELECT embedder FROM workspaces WHERE name=?", (workspace,)).fetchone()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import unicodedata
@@ -10,9 +11,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inference.errors import UsageError
+from inference.errors import HearthError, UsageError
 from inference.llm import ChatModel
-from rag.answer import Answer, answer
+from rag.answer import Answer, Turn, answer, fixed_messages
 from rag.evaluate import SelfTestReport, self_test
 from rag.ingest import IngestOptions, IngestReport, Progress, forget, ingest
 from rag.manifest import DocumentRecord, Manifest
@@ -21,8 +22,14 @@ from rag.retrieval import CrossEncoderReranker, Reranker, RetrievalOptions, cont
 from rag.store import ChromaStore, Hit, HybridStore, VectorStore
 
 if TYPE_CHECKING:
-    from inference.embedder import Embedder
+    import numpy as np
 
+    from inference.embedder import Embedder
+    from inference.library import LibraryModel, ModelLibrary
+    from rag.conversations import ConversationStore
+    from rag.watch import WatchUpdate
+
+log = logging.getLogger(__name__)
 DEFAULT_WORKSPACE = "default"
 
 
@@ -34,12 +41,26 @@ class HearthConfig:
     chat_model: str | None = None  # a registry name or a path to a .gguf file; None = the default model
     n_ctx: int = 4096  # tokens of context the chat model is loaded with
     n_threads: int | None = None  # llama.cpp threads; None = one per physical core
-    n_gpu_layers: int = 0
+    n_gpu_layers: int | None = None  # layers offloaded to the GPU; None = as many as the memory plan fits
     embed_threads: int | None = None  # ONNX Runtime intra-op threads; None = all cores
+    # An embedder name ("all-MiniLM-L6-v2", "bge-small-en-v1.5", "NAME:fp32") or a workspace's recorded key.
+    # None: each workspace keeps the model it was indexed with; new workspaces get the default (int8).
+    # Ingesting with a different one re-embeds the whole workspace; searching with one is refused.
+    embedder: str | None = None
     min_score: float = 0.2  # passages scoring below this cosine similarity are not relevant
     ingest: IngestOptions = field(default_factory=IngestOptions)
     retrieval: RetrievalOptions = field(default_factory=RetrievalOptions)
     reranker_dir: Path | None = None  # a cross-encoder ONNX folder (model.onnx + tokenizer.json), if any
+    max_passage_tokens: int | None = 800  # passages given to the chat model, at most (a CPU reads ~100 tokens/s)
+    unload_below: int = 512 << 20  # bytes of free memory under which `release_if_memory_low` unloads the model
+    models_folder: Path | None = None  # the models folder when not DATA_DIR/models (an administrator's policy)
+    allowed_models: tuple[str, ...] | None = None  # chat models that may be used (see model_allowed); None = any
+    # Shared-office mode: a Chroma server holds the index, an OpenAI-compatible server answers.
+    chroma_url: str | None = None  # http://HOST:PORT of `chroma run`; None = the local index
+    chroma_token: str | None = field(default=None, repr=False)  # sent as a bearer token
+    llm_url: str | None = None  # base URL of an OpenAI-compatible server (…/v1); None = the in-process model
+    llm_model: str | None = None  # the model name asked of it; None = the first it lists
+    llm_api_key: str | None = field(default=None, repr=False)
 
     @property
     def cache_dir(self) -> Path:
@@ -49,7 +70,26 @@ class HearthConfig:
     @property
     def models_dir(self) -> Path:
         """The folder where users put their own GGUF models."""
-        return self.data_dir / "models"
+        return self.models_folder or self.data_dir / "models"
+
+    @property
+    def index_dir(self) -> Path:
+        """This machine's manifest and keyword index: DATA_DIR, or a folder per shared Chroma server."""
+        if not self.chroma_url:
+            return self.data_dir
+        from rag.remote_store import shared_folder_name
+
+        return self.data_dir / "shared" / shared_folder_name(self.chroma_url)
+
+
+def model_allowed(name: str, allowed: Sequence[str]) -> bool:
+    """Whether a chat model is on an allow-list: its built-in name, or its file name (with or without .gguf).
+
+    Paths are never allowed by name, so only built-in models and files in the models folder qualify.
+    """
+    if "/" in name or "\\" in name:
+        return False
+    return name in allowed or (name.endswith(".gguf") and name[: -len(".gguf")] in allowed) or f"{name}.gguf" in allowed
 
 
 def check_workspace(name: str) -> str:
@@ -73,11 +113,18 @@ class Hearth:
     ) -> None:
         self.config = config
         self._embedder = embedder
+        self._embedders: dict[str, Embedder] = {}  # loaded ONNX embedders by folder (the key workspaces record)
         self._store = store
         self._chat_model = chat_model
         self._manifest: Manifest | None = None
         self._reranker: Reranker | None = None
+        self.memory_plan: MemoryPlan | None = None  # how the chat model was placed, when Hearth chose it
         self._lock = threading.RLock()
+        # The chat model has its own lock, so that loading it never holds up search.
+        self._model_lock = threading.Lock()
+        self._warming: threading.Thread | None = None
+        self._conversations: ConversationStore | None = None
+        self._library: ModelLibrary | None = None
 
     # Parts, made lazily so `hearth sources` never loads a model.
     @property
@@ -85,13 +132,18 @@ class Hearth:
         """The document manifest."""
         with self._lock:
             if self._manifest is None:
-                self._manifest = Manifest(self.config.data_dir / "manifest.sqlite")
+                self._manifest = Manifest(self.config.index_dir / "manifest.sqlite")
             return self._manifest
 
     @property
     def store(self) -> VectorStore:
         """The vector store."""
         with self._lock:
+            if self._store is None and self.config.chroma_url:
+                from rag.remote_store import open_shared_store
+
+                self._store = open_shared_store(self.config.chroma_url, self.config.index_dir,
+                                                token=self.config.chroma_token)
             if self._store is None:
                 self._store = HybridStore(
                     ChromaStore(self.config.data_dir / "index"), LexicalIndex(self.config.data_dir / "lexical.sqlite")
@@ -103,36 +155,72 @@ class Hearth:
         """The embedding model (the default one unless another was passed in)."""
         with self._lock:
             if self._embedder is None:
-                from inference.embedder import OnnxEmbedder
-                from inference.models import default_embedder_dir
-
-                folder = default_embedder_dir(self.config.cache_dir)
-                self._embedder = OnnxEmbedder(folder, threads=self.config.embed_threads)
+                return self._load_embedder(self.config.embedder)
             return self._embedder
+
+    def embedder_for(self, workspace: str) -> Embedder:
+        """The embedder for a workspace: the configured one, else the one it was indexed with, else the default."""
+        with self._lock:
+            if self._embedder is not None:
+                return self._embedder
+            bound = self.manifest.workspace_embedder(check_workspace(workspace))
+            return self._load_embedder(self.config.embedder or bound)
+
+    def _load_embedder(self, spec: str | None) -> Embedder:
+        """Load (once) the ONNX embedder that `spec` names; see HearthConfig.embedder."""
+        from inference.embedder import OnnxEmbedder
+        from inference.models import embedder_dir
+
+        folder = embedder_dir(spec, self.config.cache_dir)
+        if folder.name not in self._embedders:
+            self._embedders[folder.name] = OnnxEmbedder(folder, threads=self.config.embed_threads)
+        return self._embedders[folder.name]
 
     @property
     def chat_model(self) -> ChatModel:
-        """The chat model, loaded on first use."""
-        with self._lock:
+        """The chat model, loaded on first use (see `warm_up` to load it ahead of the first question)."""
+        with self._model_lock:
+            if self._chat_model is None and self.config.llm_url:
+                from inference.remote import OpenAIChatModel
+
+                self._chat_model = OpenAIChatModel(self.config.llm_url, model=self.config.llm_model,
+                                                   api_key=self.config.llm_api_key, n_ctx=self.config.n_ctx)
             if self._chat_model is None:
                 from inference.llm import LlamaCppModel
 
+                path = self.resolve_model_path(self.config.chat_model)
+                layers = self.config.n_gpu_layers
+                if layers is None:
+                    layers = self.plan_gpu_layers(path)
                 self._chat_model = LlamaCppModel(
-                    self.resolve_model_path(self.config.chat_model),
-                    n_ctx=self.config.n_ctx,
-                    n_threads=self.config.n_threads,
-                    n_gpu_layers=self.config.n_gpu_layers,
+                    path, n_ctx=self.config.n_ctx, n_threads=self.config.n_threads, n_gpu_layers=layers
                 )
             return self._chat_model
+
+    def plan_gpu_layers(self, path: Path) -> int:
+        """How many layers to offload: as many as the memory plan says fit this machine's best GPU."""
+        from inference.hardware import detect
+
+        try:
+            self.memory_plan = detect().plan(path, n_ctx=self.config.n_ctx)
+        except HearthError as exc:
+            log.warning("no memory plan for %s (%s); running on the CPU", path.name, exc)
+            return 0
+        return self.memory_plan.n_gpu_layers
 
     def resolve_model_path(self, model: str | None) -> Path:
         """A GGUF path from a registry name, a file in the models folder, or a path."""
         from inference.models import CHAT_MODELS, DEFAULT_CHAT_MODEL, chat_model_path
 
         name = model or DEFAULT_CHAT_MODEL
+        allowed = self.config.allowed_models
+        if allowed is not None and not model_allowed(name, allowed):
+            raise UsageError(f"The model {name!r} is not allowed on this machine by the administrator's policy.",
+                             hint="Allowed: " + ", ".join(allowed))
         if name in CHAT_MODELS:
             return chat_model_path(name, self.config.cache_dir)
-        for candidate in (Path(name).expanduser(), self.config.models_dir / name):
+        candidates = (Path(name).expanduser(), self.config.models_dir / name)
+        for candidate in candidates[1:] if allowed is not None else candidates:
             if candidate.is_file():
                 return candidate
         raise UsageError(
@@ -150,11 +238,17 @@ class Hearth:
         progress: Callable[[Progress], None] | None = None,
         cancel: Callable[[], bool] | None = None,
     ) -> IngestReport:
-        """Index files and folders into a workspace."""
+        """Index files and folders into a workspace (re-embedding all of it when the embedder changed)."""
+        workspace = check_workspace(workspace)
+        embedder = self.embedder_for(workspace)
+        paths = list(paths)
+        bound = self.manifest.workspace_embedder(workspace)
+        if bound is not None and bound != embedder.name:
+            paths = self._unbind_for_reembedding(workspace, embedder) + paths
         return ingest(
-            list(paths),
-            workspace=check_workspace(workspace),
-            embedder=self.embedder,
+            paths,
+            workspace=workspace,
+            embedder=embedder,
             store=self.store,
             manifest=self.manifest,
             options=self.config.ingest,
@@ -171,19 +265,19 @@ class Hearth:
             raise UsageError("The question is empty.")
         if not 1 <= k <= 100:
             raise UsageError(f"k must be between 1 and 100, not {k}.")
-        done = self.manifest.done_sources(workspace)
+        done = self._done_sources(workspace)
         if not done:
             return []
-        self._check_embedder(workspace)
+        embedder = _QueryEmbedder(self._check_embedder(workspace))
         store = self.store
         if not isinstance(store, HybridStore):  # a plain vector store passed in: dense ranking only
-            vector = self.embedder.embed([query])[0]
+            vector = embedder.embed([query])[0]
             return [h for h in store.query(workspace, vector, k=k * 3 + 10) if h.source in done][:k]
         store.sync_lexical(workspace, done)
         options = replace(self.config.retrieval, mode=mode or self.config.retrieval.mode)
         # Only chunks of documents whose indexing finished count; interrupted ones are filtered out.
         return retrieve(
-            query, workspace=workspace, embedder=self.embedder, store=store, done=done, k=k, options=options,
+            query, workspace=workspace, embedder=embedder, store=store, done=done, k=k, options=options,
             reranker=self.reranker if options.mode == "hybrid" else None,
         )
 
@@ -207,21 +301,123 @@ class Hearth:
         on_token: Callable[[str], None] | None = None,
         cancel: Callable[[], bool] | None = None,
         history: Sequence[str] = (),
+        turns: Sequence[Turn] = (),
+        conversation: int | None = None,
     ) -> Answer:
         """Answer a question from the workspace's documents, streaming the reply to `on_token`.
 
         `history` holds the conversation's earlier user questions: a follow-up is searched with them.
+        `turns` are the earlier questions with their answers, which the model sees (trimmed to fit).
+        With `conversation` (an id from `new_conversation`), both come from the stored conversation and
+        the question and its answer are added to it.
         """
         t0 = time.perf_counter()
-        if self._chat_model is None:
+        workspace = check_workspace(workspace)
+        if self._chat_model is None and not self.config.llm_url:
             self.resolve_model_path(self.config.chat_model)  # a bad --model is an error even with no hits
+        conv = self.conversations.require(conversation, workspace) if conversation is not None else None
+        if conv is not None:
+            turns = conv.history()
+        if turns and not history:
+            history = [t.question for t in turns]
         query = contextualize(question, history)
         hits = [h for h in self.search(query, k=k, workspace=workspace) if h.score >= self.config.min_score]
         t_search = time.perf_counter() - t0
         model = self.chat_model if hits else _NoModel()
-        result = answer(question, hits, model, on_token=on_token, cancel=cancel)
+        shown: list[str] = []
+
+        def show(piece: str) -> None:
+            shown.append(piece)
+            if on_token is not None:
+                on_token(piece)
+
+        try:
+            result = answer(question, hits, model, history=turns, on_token=show, cancel=cancel,
+                            max_passage_tokens=self.config.max_passage_tokens)
+        except Exception as exc:
+            if conv is not None:  # keep what the user saw, and why it ended
+                self.conversations.add_turn(conv.id, question, None, text="".join(shown), error=str(exc))
+            raise
         result.timings["retrieval"] = t_search
+        if conv is not None:
+            self.conversations.add_turn(conv.id, question, result)
+            result = replace(result, conversation_id=conv.id)
         return result
+
+    # Conversations, the model library and the chat model's life.
+    @property
+    def conversations(self) -> ConversationStore:
+        """The stored conversations of every workspace."""
+        with self._lock:
+            if self._conversations is None:
+                from rag.conversations import ConversationStore
+
+                self._conversations = ConversationStore(self.config.data_dir / "conversations.sqlite")
+            return self._conversations
+
+    def new_conversation(self, title: str, *, workspace: str = DEFAULT_WORKSPACE) -> int:
+        """Start a stored conversation (titled, say, with its first question); returns its id."""
+        return self.conversations.create(check_workspace(workspace), title).id
+
+    @property
+    def library(self) -> ModelLibrary:
+        """The chat models available: built-in, in the models folder, and added by path."""
+        with self._lock:
+            if self._library is None:
+                from inference.library import ModelLibrary
+
+                self._library = ModelLibrary(self.config.models_dir, self.config.cache_dir)
+            return self._library
+
+    def models(self) -> list[LibraryModel]:
+        """Every chat model in the library, described from its file header (none is loaded)."""
+        allowed = self.config.allowed_models
+        return [m for m in self.library.models() if allowed is None or model_allowed(m.key, allowed)]
+
+    def warm_up(self, *, wait: bool = False) -> None:
+        """Load the chat model and read its fixed instructions in the background, once.
+
+        A later question then starts from the cached instructions. A model that cannot be found is
+        reported here at once; one that fails to load is reported to the question that needs it.
+        """
+        if self._chat_model is None:
+            self.resolve_model_path(self.config.chat_model)  # also joins a split built-in model, once
+        with self._lock:
+            if self._warming is None or (not self._warming.is_alive() and self._chat_model is None):
+                self._warming = threading.Thread(target=self._warm, name="hearth-warm-up", daemon=True)
+                self._warming.start()
+            thread = self._warming
+        if wait:
+            thread.join()
+
+    def _warm(self) -> None:
+        try:
+            model = self.chat_model
+            prefill = getattr(model, "prefill", None)
+            if prefill is not None:
+                prefill(fixed_messages())
+        except Exception:  # noqa: BLE001 - reported by the request that needs the model
+            pass
+
+    def unload_model(self) -> bool:
+        """Free the chat model's memory (it loads again on the next question); True if one was loaded."""
+        with self._model_lock:
+            model, self._chat_model = self._chat_model, None
+        if model is None:
+            return False
+        close = getattr(model, "close", None)
+        if close is not None:
+            close()
+        return True
+
+    def release_if_memory_low(self) -> bool:
+        """Unload the chat model when the system is short of memory; True if it did."""
+        from inference.llm import available_memory
+
+        free = available_memory()
+        if free is not None and free < self.config.unload_below:
+            return self.unload_model()
+        return False
 
     def self_test(
         self,
@@ -251,14 +447,78 @@ class Hearth:
         """Remove documents (or all under folders) from a workspace; returns what was removed."""
         return forget(list(paths), workspace=check_workspace(workspace), store=self.store, manifest=self.manifest)
 
-    def _check_embedder(self, workspace: str) -> None:
+    def watch(
+        self,
+        folders: Iterable[Path],
+        *,
+        stop: threading.Event,
+        on_update: Callable[[WatchUpdate], None],
+        workspace: str = DEFAULT_WORKSPACE,
+        progress: Callable[[Progress], None] | None = None,
+        force_polling: bool | None = None,
+    ) -> None:
+        """Sync folders into a workspace, then keep them in sync until `stop` is set."""
+        from rag.watch import watch
+
+        workspace = check_workspace(workspace)
+        watch(
+            list(folders),
+            ingest=lambda paths: self.ingest(paths, workspace=workspace, progress=progress),
+            forget=lambda paths: self.forget(paths, workspace=workspace),
+            on_update=on_update,
+            stop=stop,
+            include_hidden=self.config.ingest.include_hidden,
+            force_polling=force_polling,
+        )
+
+    def _done_sources(self, workspace: str) -> set[str]:
+        """Fully indexed documents: on a shared Chroma server those any machine finished, else this machine's."""
+        if self.config.chroma_url:
+            return self.store.shared_sources(workspace)  # type: ignore[attr-defined]
+        return self.manifest.done_sources(workspace)
+
+    def _check_embedder(self, workspace: str) -> Embedder:
+        """The workspace's embedder, refusing one that differs from the model that indexed it."""
+        embedder = self.embedder_for(workspace)
         bound = self.manifest.workspace_embedder(workspace)
-        if bound is not None and bound != self.embedder.name:
+        if bound is not None and bound != embedder.name:
             raise UsageError(
                 f"Workspace {workspace!r} was indexed with {bound!r}, but the embedder now is "
-                f"{self.embedder.name!r}; its vectors cannot be compared.",
-                hint="Re-index the workspace with the current embedding model.",
+                f"{embedder.name!r}; its vectors cannot be compared.",
+                hint="Re-index the workspace with the new model (ingest with it), or search without choosing one.",
             )
+        return embedder
+
+    def _unbind_for_reembedding(self, workspace: str, embedder: Embedder) -> list[Path]:
+        """Empty a workspace indexed with another model and bind it to `embedder`; return its files to redo.
+
+        Vectors of two models are never mixed: every document is removed first, then indexed again.
+        """
+        sources = [r.source for r in self.manifest.documents(workspace)]
+        forget([Path(s) for s in sources], workspace=workspace, store=self.store, manifest=self.manifest)
+        # The collection itself remembers the old vector size (and may hold chunks of interrupted files).
+        vectors = getattr(self.store, "vectors", self.store)  # HybridStore keeps its ChromaStore there
+        drop = getattr(vectors, "drop_workspace", None)
+        if drop is not None:
+            drop(workspace)
+        self.manifest.rebind_workspace(workspace, embedder=embedder.name, dim=embedder.dim)
+        return [Path(s) for s in sources]
+
+
+class _QueryEmbedder:
+    """Presents an embedder's query side (`embed_query`: e5's "query: " prompt) as `embed` to retrieval."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self.name, self.dim, self.max_tokens = embedder.name, embedder.dim, embedder.max_tokens
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        from inference.embedder import query_vectors
+
+        return query_vectors(self._embedder, texts)
+
+    def count_tokens(self, text: str) -> int:
+        return self._embedder.count_tokens(text)
 
 
 class _NoModel:

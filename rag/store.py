@@ -183,6 +183,19 @@ class ChromaStore:
             raise StoreError(f"Cannot read the index: {exc}") from exc
         return [_hit(cid, t, m, 0.0) for cid, t, m in zip(res["ids"], res["documents"], res["metadatas"], strict=True)]
 
+    def embeddings_of(self, workspace: str, source: str) -> list[tuple[str, str | None, np.ndarray]]:
+        """(text, heading, vector) of every stored chunk of one document, so unchanged chunks keep their vectors."""
+        try:
+            res = self._collection(workspace).get(
+                where={"source": source}, include=["documents", "metadatas", "embeddings"]
+            )
+        except Exception as exc:
+            raise StoreError(f"Cannot read the index: {exc}") from exc
+        return [
+            (t or "", m.get("heading") or None, np.asarray(e, dtype=np.float32))
+            for t, m, e in zip(res["documents"], res["metadatas"], res["embeddings"], strict=True)
+        ]
+
     def drop_workspace(self, workspace: str) -> None:
         """Delete a workspace's whole collection."""
         self._collections.pop(workspace, None)
@@ -260,6 +273,10 @@ class HybridStore:
     def count(self, workspace: str) -> int:
         """Chunks in the vector store."""
         return self.vectors.count(workspace)
+
+    def embeddings_of(self, workspace: str, source: str) -> list[tuple[str, str | None, np.ndarray]]:
+        """(text, heading, vector) of a document's stored chunks."""
+        return self.vectors.embeddings_of(workspace, source)
 
     def lexical_query(self, workspace: str, text: str, *, k: int) -> list[Hit]:
         """The k best chunks by BM25 (score is the BM25 score, higher is better)."""

@@ -1,17 +1,19 @@
 """Turn one document file into its text, as Sections that remember page, heading and position.
 
-    load(path)              -> list[Section]; raises LoadError (kind says why) and nothing else
+    load(path, limits=...)  -> list[Section]; raises LoadError (kind says why) and nothing else
     SUPPORTED_SUFFIXES      the file suffixes load() understands (lower case, with the dot)
     full_text(sections)     the document's full text: section texts joined by SEPARATOR
+    Limits                  caps on pages and on decompressed size (zip bombs), with sane defaults
 
-One module per format (`text`, `markdown`, `html`, `pdf`), each with `load(path) -> list[Section]`.
-They are imported only when a file of theirs is loaded, so pypdfium2 costs nothing until a PDF appears.
+One module per format (`text`, `markdown`, `html`, `pdf`, `docx`, `pptx`, `xlsx`, `csv`, `odt`, `eml`),
+each with `load(path, limits) -> list[Section]`. They are imported only when a file of theirs is loaded,
+so pypdfium2 or openpyxl cost nothing until such a file appears.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,17 +21,36 @@ from inference.errors import LoadError
 
 SEPARATOR = "\n\n"
 
-LOAD_ERROR_KINDS = frozenset({"unsupported", "empty", "corrupt", "encrypted", "no_text_layer", "unreadable"})
+LOAD_ERROR_KINDS = frozenset(
+    {"unsupported", "empty", "corrupt", "encrypted", "no_text_layer", "unreadable", "too_large"}
+)
+CELL_SEPARATOR = " | "  # between the cells of a table row, in every format
 
 
 @dataclass(frozen=True)
 class Section:
-    """A contiguous piece of a document's text: one PDF page, or one heading's part of a text file."""
+    """A contiguous piece of a document's text: one PDF page or slide, or one heading's part of a file."""
 
     text: str
-    page: int | None  # 1-based; None for formats without pages
+    page: int | None  # 1-based page or slide number; None for formats without pages
     heading: str | None  # nearest heading, as a "Parent › Child" path where the format has levels
     offset: int  # where `text` starts in full_text() of the document's sections
+    # (start, end) in `text` of each table: rows one per line, cells joined by CELL_SEPARATOR, the
+    # first row its header. The chunker keeps a table with its header row.
+    tables: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps that keep one hostile or huge file from exhausting the machine; exceeding one is `too_large`."""
+
+    max_pages: int = 5000  # PDF pages, slides, or worksheets
+    max_unzipped_bytes: int = 256 * 1024 * 1024  # declared size of all members of a DOCX/XLSX/PPTX/ODT zip
+    max_zip_ratio: int = 100  # declared size / compressed size above which a big zip is a bomb
+    max_zip_members: int = 20000
+
+
+DEFAULT_LIMITS = Limits()
 
 
 # Suffix -> name of the module in this package that reads it. A new format is one module and one line here.
@@ -40,12 +61,22 @@ _REGISTRY: dict[str, str] = {
     ".html": "html",
     ".htm": "html",
     ".pdf": "pdf",
+    ".docx": "docx",
+    ".docm": "docx",
+    ".pptx": "pptx",
+    ".pptm": "pptx",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".odt": "odt",
+    ".eml": "eml",
 }
 
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(_REGISTRY)
 
 
-def load(path: Path) -> list[Section]:
+def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
     """Read one document into Sections, or raise LoadError saying why it cannot be read."""
     path = Path(path)
     suffix = path.suffix.lower()
@@ -62,13 +93,13 @@ def load(path: Path) -> list[Section]:
     try:
         module = importlib.import_module(f"{__name__}.{module_name}")
     except ImportError as exc:
-        # Only a missing third-party reader (pypdfium2) can get here; the install is broken, not the file.
+        # Only a missing third-party reader (pypdfium2, openpyxl...) gets here; the install is broken, not the file.
         raise LoadError(
             f"{path.name} cannot be read: the reader for {suffix} files is not installed.",
             kind="unsupported",
             hint=f"Reinstall Hearth with its dependencies (missing: {exc.name or 'a module'}).",
         ) from exc
-    sections: list[Section] = module.load(path)
+    sections: list[Section] = module.load(path, limits)
     if not sections:
         raise empty_error(path)
     return sections
@@ -79,19 +110,90 @@ def full_text(sections: Iterable[Section]) -> str:
     return SEPARATOR.join(s.text for s in sections)
 
 
-def build_sections(parts: Iterable[tuple[str, int | None, str | None]]) -> list[Section]:
-    """Make Sections from (text, page, heading) parts, dropping blank ones and computing offsets."""
+Part = tuple[str, int | None, str | None] | tuple[str, int | None, str | None, Sequence[tuple[int, int]]]
+
+
+def build_sections(parts: Iterable[Part]) -> list[Section]:
+    """Make Sections from (text, page, heading[, table spans]) parts, dropping blank ones, computing offsets."""
     sections: list[Section] = []
     offset = 0
-    for text, page, heading in parts:
-        text = text.strip()
+    for part in parts:
+        raw, page, heading = part[0], part[1], part[2]
+        text = raw.strip()
         if not text:
             continue
+        lead = len(raw) - len(raw.lstrip())
+        tables = tuple(
+            (max(0, a - lead), min(len(text), b - lead))
+            for a, b in (part[3] if len(part) > 3 else ())  # type: ignore[misc]
+            if min(len(text), b - lead) > max(0, a - lead)
+        )
         if sections:
             offset += len(SEPARATOR)
-        sections.append(Section(text=text, page=page, heading=heading, offset=offset))
+        sections.append(Section(text=text, page=page, heading=heading, offset=offset, tables=tables))
         offset += len(text)
     return sections
+
+
+class TextBuilder:
+    """Assembles one section's text from paragraphs, lines (list items) and tables, noting where tables are."""
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._length = 0
+        self._last = ""  # kind of the last block: "", "heading", "paragraph", "line", "table"
+        self.tables: list[tuple[int, int]] = []
+
+    def heading(self, text: str) -> None:
+        """A heading line; the block after it follows on the next line."""
+        text = " ".join(text.split())
+        if text:
+            self._add(text, "heading")
+
+    def paragraph(self, text: str) -> None:
+        """A block of its own, set off by a blank line."""
+        text = text.strip()
+        if text:
+            self._add(text, "paragraph")
+
+    def line(self, text: str) -> None:
+        """A line that follows the line before it directly (list items, a heading's first line)."""
+        text = text.rstrip()
+        if text.strip():
+            self._add(text, "line")
+
+    def table(self, rows: Iterable[Sequence[object]]) -> None:
+        """A table: one line per row, cells joined by CELL_SEPARATOR; the first row is the header."""
+        lines = []
+        for row in rows:
+            cells = [" ".join(str(c).split()) if c is not None else "" for c in row]
+            while cells and not cells[-1]:
+                cells.pop()
+            if any(cells):
+                lines.append(CELL_SEPARATOR.join(cells))
+        if not lines:
+            return
+        start = self._add("\n".join(lines), "table")
+        self.tables.append((start, self._length))
+
+    def __bool__(self) -> bool:
+        return self._length > 0
+
+    def part(self, page: int | None, heading: str | None) -> tuple[str, int | None, str | None, list[tuple[int, int]]]:
+        """This text as a part for build_sections()."""
+        return ("".join(self._pieces), page, heading, list(self.tables))
+
+    def _add(self, text: str, kind: str) -> int:
+        if self._pieces:
+            glued = self._last == "heading" or (kind == "line" and self._last == "line")
+            glue = "\n" if glued else SEPARATOR
+            self._pieces.append(glue)
+            self._length += len(glue)
+        start = self._length
+        self._pieces.append(text)
+        self._length += len(text)
+        self._last = kind
+        return start
 
 
 def read_bytes(path: Path) -> bytes:
@@ -112,3 +214,12 @@ def unreadable_error(path: Path, exc: OSError) -> LoadError:
 def empty_error(path: Path) -> LoadError:
     """The LoadError for a document that holds no text at all."""
     return LoadError(f"{path.name} is empty: it contains no text.", kind="empty")
+
+
+def too_many_pages(path: Path, count: int, limit: int, what: str = "pages") -> LoadError:
+    """The LoadError for a document with more pages (slides, sheets) than the limit allows."""
+    return LoadError(
+        f"{path.name} is too large: {count} {what}; the limit is {limit}.",
+        kind="too_large",
+        hint="Split the document, or raise the page limit in the settings.",
+    )

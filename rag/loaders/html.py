@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from inference.errors import LoadError
-from rag.loaders import Section, build_sections, read_bytes
+from rag.loaders import CELL_SEPARATOR, DEFAULT_LIMITS, Limits, Section, build_sections, read_bytes
 from rag.loaders.text import text_from_bytes
 
 PATH_SEPARATOR = " › "
@@ -31,7 +31,7 @@ _HEAD_CONTENT = frozenset({"base", "link", "meta", "noscript", "script", "style"
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_:.-]+)""", re.I)
 
 
-def load(path: Path) -> list[Section]:
+def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
     """Read an HTML file as one Section per heading-delimited part of its visible text."""
     data = read_bytes(path)
     text = text_from_bytes(path, data, declared=_declared_charset(data))
@@ -60,20 +60,34 @@ class _Part:
     """A section being collected: its heading path and finished blocks as (text, kind)."""
 
     heading: str | None
-    # kind: "heading", "paragraph", "line" (list item, table row) or "first-line" (the first of a list or table)
+    # kind: "heading", "paragraph", "line" (list item), "row" (table row), or "first-line"/"first-row"
+    # (the first of a list or table)
     blocks: list[tuple[str, str]] = field(default_factory=list)
 
     def text(self) -> str:
         """Blocks joined by blank lines; list items and table rows one per line; a heading atop its text."""
+        return self.render()[0]
+
+    def render(self) -> tuple[str, list[tuple[int, int]]]:
+        """The text, and the (start, end) of each table in it."""
         out: list[str] = []
+        length = 0
+        tables: list[tuple[int, int]] = []
         previous = ""
         for block, kind in self.blocks:
             if out:
-                glued = previous == "heading" or (previous == "line" and kind == "line")
-                out.append("\n" if glued else "\n\n")
+                glued = previous == "heading" or (previous == kind.removeprefix("first-") and kind in {"line", "row"})
+                glue = "\n" if glued else "\n\n"
+                out.append(glue)
+                length += len(glue)
+            if kind == "first-row" or (kind == "row" and previous != "row"):
+                tables.append((length, length))
             out.append(block)
-            previous = "line" if kind == "first-line" else kind
-        return "".join(out)
+            length += len(block)
+            if kind in {"row", "first-row"}:
+                tables[-1] = (tables[-1][0], length)
+            previous = kind.removeprefix("first-")
+        return "".join(out), tables
 
 
 class _Extractor(HTMLParser):
@@ -207,10 +221,10 @@ class _Extractor(HTMLParser):
 
     def sections(self) -> list[Section]:
         """The collected Sections; text before the first heading is headed by the <title>."""
-        parts = [(part.text(), None, part.heading) for part in self._parts]
+        parts = [(*part.render(), part.heading) for part in self._parts]
         if parts and parts[0][2] is None and self._title_text:
-            parts[0] = (parts[0][0], None, self._title_text)
-        return build_sections(parts)
+            parts[0] = (parts[0][0], parts[0][1], self._title_text)
+        return build_sections((text, None, heading, tables) for text, tables, heading in parts)
 
     def _end_title(self) -> None:
         assert self._title is not None
@@ -257,10 +271,10 @@ class _Extractor(HTMLParser):
         cells = [" ".join("".join(cell).split()) for cell in self._row]
         self._row = None
         if any(cells):
-            self._add_line(" | ".join(cells))
+            self._add_line(CELL_SEPARATOR.join(cells), row=True)
 
-    def _add_line(self, text: str) -> None:
-        kind = "first-line" if self._group_start else "line"
+    def _add_line(self, text: str, *, row: bool = False) -> None:
+        kind = ("first-" if self._group_start else "") + ("row" if row else "line")
         self._group_start = False
         self._parts[-1].blocks.append((text, kind))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rag.loaders import Section, build_sections
+from rag.loaders import DEFAULT_LIMITS, Limits, Section, build_sections
 from rag.loaders.text import read_text
 
 PATH_SEPARATOR = " › "
@@ -20,6 +20,7 @@ _NOT_PARAGRAPH = re.compile(r"^(?: {4}|\t| {0,3}(?:[-+*][ \t]|\d{1,9}[.)][ \t]|>
 _BLOCK_START = re.compile(r"^[ \t]*(?:[-+*][ \t]|\d{1,9}[.)][ \t]|>|\||<)")
 _RULE = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|=+[ \t]*)$")
 _TABLE_ROW = re.compile(r"\|")  # GFM table rows need no leading pipe, so any pipe may be one
+_TABLE_DELIMITER = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 _INDENTED_CODE = re.compile(r"^(?: {4}|\t)")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])")
@@ -33,7 +34,7 @@ _STRONG = re.compile(r"(\*\*|__)(?!\s)(.+?)(?<!\s)\1")
 _EMPHASIS = re.compile(r"(?<![\w*\\])([*_])(?![\s*_])(.+?)(?<![\s\\])\1(?![\w*])")
 
 
-def load(path: Path) -> list[Section]:
+def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
     """Read a Markdown file as one Section per heading-delimited part."""
     return parse(read_text(path))
 
@@ -124,8 +125,30 @@ def _drop_bare_headings(parts: list[tuple[str, str | None, bool]]) -> list[Secti
     """Drop sections that are only a heading (a parent whose text all sits under its children)."""
     # The child's heading path still names the parent, so nothing is lost; a file of nothing but
     # headings keeps them, since they are then all the text there is.
-    sections = build_sections((text, None, heading) for text, heading, has_body in parts if has_body)
+    sections = build_sections(
+        (text, None, heading, _table_spans(text)) for text, heading, has_body in parts if has_body
+    )
     return sections if sections else build_sections((text, None, heading) for text, heading, _ in parts)
+
+
+def _table_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each GFM pipe table: a header row, a delimiter row, then rows with pipes."""
+    spans: list[tuple[int, int]] = []
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    i = 0
+    while i + 1 < len(lines):
+        if "|" in lines[i] and _TABLE_DELIMITER.match(lines[i + 1]):
+            j = i + 2
+            while j < len(lines) and "|" in lines[j] and lines[j].strip():
+                j += 1
+            spans.append((starts[i], starts[j] - 1))
+            i = j
+        else:
+            i += 1
+    return spans
 
 
 def _path(stack: list[tuple[int, str]]) -> str | None:

@@ -10,7 +10,7 @@ import pypdfium2
 import pypdfium2.raw as pdfium_c
 
 from inference.errors import LoadError
-from rag.loaders import Section, build_sections, empty_error, unreadable_error
+from rag.loaders import DEFAULT_LIMITS, Limits, Section, build_sections, empty_error, too_many_pages, unreadable_error
 from rag.loaders.text import normalise
 
 PATH_SEPARATOR = " › "
@@ -20,7 +20,7 @@ _NON_TEXT = re.compile("[\ufffe\uffff\u00ad\x02]")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
 
 
-def load(path: Path) -> list[Section]:
+def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
     """Read a PDF as one Section per page with text; LoadError if it is encrypted, corrupt or scanned."""
     # PDFium is not thread-safe: callers run all loading on one worker (see STYLE.md §2).
     try:
@@ -33,6 +33,8 @@ def load(path: Path) -> list[Section]:
         document = _open(path, handle)
         try:
             page_count = len(document)
+            if page_count > limits.max_pages:
+                raise too_many_pages(path, page_count, limits.max_pages)
             headings = _page_headings(document, page_count)
             texts: list[str] = []
             failed = 0

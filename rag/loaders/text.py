@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from inference.errors import LoadError
-from rag.loaders import Section, build_sections, read_bytes
+from rag.loaders import DEFAULT_LIMITS, Limits, Section, build_sections, read_bytes
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     # UTF-32 first: its LE BOM starts with the UTF-16 LE one.
@@ -31,7 +31,7 @@ _HIGH_BYTES = bytes(range(0x80, 0x100))
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
-def load(path: Path) -> list[Section]:
+def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
     """Read a plain text file as a single Section."""
     return build_sections([(read_text(path), None, None)])
 
@@ -81,12 +81,40 @@ def _decode(data: bytes, declared: str | None) -> str:
     if _mostly_utf8(data):
         # A UTF-8 file with a few damaged bytes: keep its accents, mark only the damage.
         return data.decode("utf-8", errors="replace")
+    guessed = _non_western(data)
+    if guessed is not None:
+        return guessed
     try:
         # Office files that are not UTF-8 are nearly always Windows-1252 in Western Europe.
         return data.decode("cp1252")
     except UnicodeDecodeError:
         # cp1252 leaves five bytes undefined; latin-1 maps every byte, so this cannot fail.
         return data.decode("latin-1")
+
+
+def _non_western(data: bytes) -> str | None:
+    """The text of a legacy non-Western encoding (Cyrillic, Greek, CJK...), when the bytes clearly are one.
+
+    Western European text has a few accented letters among ASCII; Cyrillic, Greek or CJK text in a
+    single- or double-byte code page is mostly high bytes. Only then is a statistical detector asked:
+    on short or mostly-ASCII text it guesses wildly, and Windows-1252 is the better bet.
+    """
+    sample = data[:65536]
+    high = len(sample) - len(sample.translate(None, _HIGH_BYTES))
+    visible = len(sample.translate(None, b" \t\r\n"))
+    if high < 16 or high < 0.3 * visible:
+        return None
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:  # pragma: no cover - a declared dependency
+        return None
+    best = from_bytes(sample).best()
+    if best is None or best.chaos > 0.2:
+        return None
+    try:
+        return data.decode(best.encoding, errors="replace")
+    except LookupError:
+        return None
 
 
 def _known_codec(name: str) -> str:

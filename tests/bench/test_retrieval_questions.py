@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from bench import corpus
+from bench.quotes import contains_answer, normalise
 from bench.retrieval import QUESTIONS_FILE, Gold, first_rank, is_hit, load_questions, metrics, section_matches
 
 DOC = json.loads(QUESTIONS_FILE.read_text(encoding="utf-8"))
@@ -26,10 +27,14 @@ def test_question_file_structure():
     assert set(DOC) >= {"corpus", "questions"}
     assert len(QUESTIONS) >= 60
     for q in QUESTIONS:
-        assert set(q) == {"id", "question", "gold", "paraphrased"}, q
+        assert set(q) == {"id", "question", "answer", "gold", "paraphrased"}, q
         assert isinstance(q["id"], str) and re.fullmatch(r"[a-z0-9][a-z0-9-]*", q["id"]), q["id"]
         assert isinstance(q["question"], str) and len(q["question"].split()) >= 4, q["id"]
         assert isinstance(q["paraphrased"], bool), q["id"]
+        answer = q["answer"]
+        assert isinstance(answer, list) and answer, f"{q['id']}: no gold answer phrases"
+        assert all(isinstance(a, str) and a.strip() == a and a for a in answer), q["id"]
+        assert len({normalise(a) for a in answer}) == len(answer), f"{q['id']}: repeated answer phrases"
         gold = q["gold"]
         assert set(gold) == {"file", "page", "section"}, q["id"]
         assert isinstance(gold["file"], str) and gold["file"], q["id"]
@@ -97,6 +102,31 @@ def test_gold_places_exist_in_the_unpacked_corpus():
                 problems.append(f"{q['id']}: no section {gold['section']!r} in {rel}")
             if gold["page"] is not None and gold["page"] not in pages:
                 problems.append(f"{q['id']}: no page {gold['page']} in {rel}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.skipif(not corpus.is_unpacked(), reason="corpus not unpacked (python -m bench.corpus fetches it)")
+def test_gold_answers_occur_in_the_gold_places():
+    from rag.loaders import load
+
+    root = corpus.corpus_root()
+    loaded: dict[str, list] = {}
+    problems = []
+    for q in QUESTIONS:
+        gold = q["gold"]
+        if gold["file"] not in loaded:
+            loaded[gold["file"]] = load(root / gold["file"])
+        text = "\n".join(
+            s.text
+            for s in loaded[gold["file"]]
+            if (gold["page"] is None or s.page == gold["page"])
+            and (gold["section"] is None or section_matches(s.heading, gold["section"]))
+        )
+        if not contains_answer(text, q["answer"]):
+            problems.append(f"{q['id']}: no answer phrase in the gold place")
+        # Every phrase should be checkable against the source, not only the first that matches.
+        absent = [a for a in q["answer"] if not contains_answer(text, [a])]
+        problems += [f"{q['id']}: {a!r} is not in the gold place" for a in absent]
     assert not problems, "\n".join(problems)
 
 

@@ -1,7 +1,8 @@
-"""OnnxEmbedder on the real converted all-MiniLM-L6-v2, against sentence-transformers' own vectors."""
+"""OnnxEmbedder on the real converted all-MiniLM-L6-v2 (fp32 and int8), against sentence-transformers' own vectors."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -12,7 +13,16 @@ import onnxruntime as ort
 import pytest
 
 from inference import models
-from inference.embedder import CPU, Embedder, OnnxEmbedder, choose_providers
+from inference.embedder import (
+    CPU,
+    ONNXRUNTIME_DISTRIBUTIONS,
+    Embedder,
+    OnnxEmbedder,
+    choose_providers,
+    onnxruntime_distributions,
+    query_vectors,
+    summarize_placement,
+)
 from inference.errors import EmbedderError, ModelError
 
 REFERENCE = Path(__file__).parent / "data" / "minilm_reference.json"
@@ -20,8 +30,18 @@ GPU_PROVIDERS = {"MIGraphXExecutionProvider", "ROCMExecutionProvider", "CUDAExec
 
 
 @pytest.fixture(scope="session")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return models.default_embedder_dir(tmp_path_factory.mktemp("embedder_cache"))
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("embedder_cache")
+
+
+@pytest.fixture(scope="session")
+def model_dir(cache_dir: Path) -> Path:
+    return models.default_embedder_dir(cache_dir, precision="fp32")
+
+
+@pytest.fixture(scope="session")
+def int8_dir(cache_dir: Path, model_dir: Path) -> Path:
+    return models.default_embedder_dir(cache_dir, precision="int8")
 
 
 @pytest.fixture(scope="session")
@@ -183,3 +203,174 @@ def test_damaged_model_raises_embedder_error(model_dir: Path, tmp_path: Path) ->
 def test_bad_input_raises_embedder_error(embedder: OnnxEmbedder) -> None:
     with pytest.raises(EmbedderError, match="could not be tokenized"):
         embedder.embed(["fine", 42])  # type: ignore[list-item]
+
+
+def test_int8_default_stays_close_to_sentence_transformers(
+    int8_dir: Path, model_dir: Path, reference: dict[str, Any]
+) -> None:
+    assert int8_dir.name.startswith("all-MiniLM-L6-v2-53aa51172d14-int8"), "an int8 recipe must pass its check"
+    emb = OnnxEmbedder(int8_dir, providers=[CPU], threads=2)
+    assert emb.precision == "int8"
+    items = reference["items"]
+    expected = np.array([i["vector"] for i in items], dtype=np.float32)
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    cosine = (emb.embed([i["text"] for i in items]) * expected).sum(axis=1)
+    assert cosine.mean() >= 0.99 and cosine.min() >= 0.97, cosine.round(4).tolist()
+    # The quantised file is much smaller, and records where it came from and how it scored.
+    assert (int8_dir / "model.onnx").stat().st_size < 0.8 * (model_dir / "model.onnx").stat().st_size
+    marker = json.loads((int8_dir / "hearth-converted.json").read_text())
+    assert marker["check"]["passed"] and marker["check"]["mean_cosine"] >= 0.99
+
+
+def test_cpu_placement_is_checked_and_reported(embedder: OnnxEmbedder) -> None:
+    assert embedder.placement is not None
+    assert embedder.placement.provider == CPU and not embedder.placement.on_gpu
+    total = embedder.placement.nodes[CPU]
+    assert total > 50  # every node of the graph, as the profiled probe saw them
+    assert embedder.placement.note == f"CPU, all {total} nodes"
+
+
+def test_placement_profile_leaves_no_files(model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    OnnxEmbedder(model_dir, providers=[CPU], threads=1)
+    assert list(tmp_path.iterdir()) == []
+
+
+def _event(name: str, op: str, provider: str) -> dict[str, Any]:
+    return {"cat": "Node", "name": f"{name}_kernel_time", "args": {"op_name": op, "provider": provider}}
+
+
+def test_summarize_placement_all_on_gpu() -> None:
+    events = [{"cat": "Session", "name": "model_run"}, _event("MIGraphX_0", "MGXKernel_graph_0", "MIGraphXExecutionProvider")]
+    placement = summarize_placement(events, "MIGraphXExecutionProvider")
+    assert placement.on_gpu and placement.note == "GPU: MIGraphX, all 1 nodes"
+
+
+def test_summarize_placement_shape_nodes_on_cpu_still_count_as_gpu() -> None:
+    events = [_event("fused", "MGXKernel_graph_0", "MIGraphXExecutionProvider"), _event("seq_len", "Shape", CPU)]
+    placement = summarize_placement(events, "MIGraphXExecutionProvider")
+    assert placement.on_gpu
+    assert placement.note == "GPU: MIGraphX, all compute nodes (1 shape nodes on the CPU)"
+
+
+def test_summarize_placement_reports_a_gpu_that_kept_almost_nothing() -> None:
+    # AMDMIGraphX #5058: the EP loads, but leaves nearly the whole graph on the CPU.
+    events = [_event("fused", "MGXKernel_graph_0", "MIGraphXExecutionProvider")]
+    events += [_event(f"matmul_{i}", "MatMul", CPU) for i in range(30)] + [_event("probs", "Softmax", CPU)]
+    placement = summarize_placement(events, "MIGraphXExecutionProvider")
+    assert not placement.on_gpu
+    assert placement.cpu_compute_ops == ("MatMul", "Softmax")
+    assert placement.note == "MIGraphX ran only 1 of 32 nodes on the GPU; MatMul, Softmax ran on the CPU"
+
+
+def test_gpu_that_leaves_most_nodes_on_the_cpu_is_abandoned(
+    model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inference import embedder as module
+
+    monkeypatch.setattr(ort, "get_available_providers", lambda: ["MIGraphXExecutionProvider", CPU])
+    real_session = ort.InferenceSession
+
+    class PretendMIGraphX:
+        """A real CPU session that reports itself as MIGraphX, as a wheel without working ROCm libraries would."""
+
+        def __init__(self, path: str, options: ort.SessionOptions, providers: list[str]) -> None:
+            self._real = real_session(path, options, providers=[CPU])
+            self._providers = ["MIGraphXExecutionProvider", CPU] if "MIGraphXExecutionProvider" in providers else [CPU]
+
+        def get_providers(self) -> list[str]:
+            return self._providers
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._real, name)
+
+    monkeypatch.setattr(ort, "InferenceSession", PretendMIGraphX)
+    monkeypatch.setattr(
+        module, "summarize_placement",
+        lambda events, provider: module.Placement(
+            provider, {CPU: 300, provider: 2}, ("MatMul",), "MIGraphX ran only 2 of 302 nodes on the GPU; MatMul ran on the CPU"
+        ),
+    )
+    emb = OnnxEmbedder(model_dir, threads=2)
+    assert emb.provider == CPU
+    assert emb.provider_note == (
+        "fell back to CPU because MIGraphX ran only 2 of 302 nodes on the GPU; MatMul ran on the CPU"
+    )
+    assert emb.embed(["still works"]).shape == (1, 384)
+
+
+def test_query_prompt_goes_before_questions_only(model_dir: Path) -> None:
+    emb = OnnxEmbedder(model_dir, providers=[CPU], threads=2)
+    plain = emb.embed(["what is the meal allowance"])
+    np.testing.assert_allclose(query_vectors(emb, ["what is the meal allowance"]), plain, atol=1e-6)
+    emb.query_prompt = "query: "
+    prompted = query_vectors(emb, ["what is the meal allowance"])
+    np.testing.assert_allclose(prompted, emb.embed(["query: what is the meal allowance"]), atol=1e-6)
+    assert float(prompted[0] @ plain[0]) < 0.9999
+    assert emb.embed(["what is the meal allowance"]).tobytes() == plain.tobytes()
+
+
+def test_query_vectors_falls_back_to_embed_for_simple_embedders() -> None:
+    class Plain:
+        name, dim, max_tokens = "plain", 2, 8
+
+        def embed(self, texts: Any) -> np.ndarray:
+            return np.ones((len(texts), 2), dtype=np.float32)
+
+        def count_tokens(self, text: str) -> int:
+            return 1
+
+    assert query_vectors(Plain(), ["a", "b"]).shape == (2, 2)
+
+
+def test_exactly_one_onnxruntime_is_installed_here() -> None:
+    assert onnxruntime_distributions() == ["onnxruntime"]
+    script = Path(__file__).resolve().parents[2] / "packaging" / "install_onnxruntime.py"
+    spec = importlib.util.spec_from_file_location("install_onnxruntime", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.DISTRIBUTIONS == ONNXRUNTIME_DISTRIBUTIONS
+
+
+def test_bucketed_padding_leaves_vectors_unchanged(model_dir: Path) -> None:
+    emb = OnnxEmbedder(model_dir, providers=[CPU], threads=2, verify_placement=False)
+    texts = ["short", "a somewhat longer sentence about the travel policy and its meal allowance"]
+    exact = emb.embed(texts)
+    emb._pad_multiple = 32  # what a MIGraphX session uses, to limit recompilation per shape
+    np.testing.assert_allclose(emb.embed(texts), exact, atol=1e-5)
+
+
+def test_gpu_library_that_fails_to_load_is_named_and_stdout_stays_clean(
+    model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # What onnxruntime-migraphx 1.27.1 does on a machine without ROCm 7 (measured here): it prints this
+    # banner to stdout and quietly retries on the CPU.
+    real_session = ort.InferenceSession
+
+    def like_the_migraphx_wheel(path: str, options: ort.SessionOptions, providers: list[str]) -> ort.InferenceSession:
+        if "MIGraphXExecutionProvider" in providers:
+            print("*************** EP Error ***************")
+            print(
+                "EP Error /src/onnxruntime/core/session/provider_bridge_ort.cc:1988 onnxruntime::Provider& "
+                "onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library "
+                "/venv/onnxruntime/capi/libonnxruntime_providers_migraphx.so with error: libmigraphx_c.so.3: "
+                "cannot open shared object file: No such file or directory\n when using "
+                "['MIGraphXExecutionProvider', 'CPUExecutionProvider']"
+            )
+            print("Falling back to ['CPUExecutionProvider'] and retrying.")
+            print("****************************************")
+        return real_session(path, options, providers=[CPU])
+
+    monkeypatch.setattr(ort, "get_available_providers", lambda: ["MIGraphXExecutionProvider", CPU])
+    monkeypatch.setattr(ort, "InferenceSession", like_the_migraphx_wheel)
+    emb = OnnxEmbedder(model_dir, threads=2)
+    assert emb.provider == CPU
+    assert emb.provider_note == (
+        "fell back to CPU: MIGraphXExecutionProvider was requested but could not be loaded "
+        "(libmigraphx_c.so.3: cannot open shared object file: No such file or directory)"
+    )
+    assert capsys.readouterr().out == ""

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -7,7 +8,13 @@ import pytest
 pytest.importorskip("llama_cpp")
 
 from inference.errors import Cancelled, ModelError  # noqa: E402
-from inference.llm import LlamaCppModel  # noqa: E402
+from inference.llm import ContextOverflow, LlamaCppModel  # noqa: E402
+from tests.fixtures.chat_ggufs import (  # noqa: E402
+    write_chatml_llama,
+    write_gemma,
+    write_llama3,
+    write_qwen2_plain,
+)
 from tests.tinygguf import write_tiny_llama  # noqa: E402
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say hello."}]
@@ -19,18 +26,75 @@ def tiny(tmp_path_factory):
     return LlamaCppModel(path, n_ctx=2048, n_threads=2)
 
 
+@pytest.fixture(scope="module")
+def families(tmp_path_factory):
+    d = tmp_path_factory.mktemp("families")
+    return {
+        "chatml-llama": write_chatml_llama(d / "chatml.gguf"),
+        "gemma": write_gemma(d / "gemma.gguf"),
+        "gemma-no-template": write_gemma(d / "gemma-nt.gguf", with_template=False),
+        "llama3": write_llama3(d / "llama3.gguf"),
+        "llama3-no-template": write_llama3(d / "llama3-nt.gguf", with_template=False),
+        "qwen2-no-template": write_qwen2_plain(d / "qwen2.gguf"),
+    }
+
+
 def test_streams_text_with_the_files_own_template(tiny):
     pieces = list(tiny.stream(MESSAGES, max_tokens=12))
     assert pieces and all(isinstance(p, str) for p in pieces)
     assert tiny.chat_format == "gguf-template"
     assert tiny.n_ctx == 2048
     assert tiny.count_tokens("the cat is in the hat") > 0
+    assert tiny.llama is not None  # the llama_cpp.Llama, for reading back what llama.cpp did
 
 
 def test_no_template_falls_back_to_chatml_not_llama2(tmp_path):
     m = LlamaCppModel(write_tiny_llama(tmp_path / "nt.gguf", chat_template=None), n_ctx=256, n_threads=2)
     assert m.chat_format == "chatml"
     assert list(m.stream(MESSAGES, max_tokens=4))
+
+
+@pytest.mark.parametrize(
+    ("family", "template", "opening"),
+    [
+        ("chatml-llama", "gguf", ["<s>", "<|im_start|>"]),
+        ("gemma", "gguf", ["<bos>", "<start_of_turn>"]),
+        ("gemma-no-template", "gemma", ["<bos>", "<start_of_turn>"]),
+        ("llama3", "gguf", ["<|begin_of_text|>", "<|start_header_id|>"]),
+        ("llama3-no-template", "llama3", ["<|begin_of_text|>", "<|start_header_id|>"]),
+        ("qwen2-no-template", "chatml", ["<s>"]),
+    ],
+)
+def test_each_family_gets_its_own_format_with_real_special_tokens(families, family, template, opening):
+    import llama_cpp
+
+    m = LlamaCppModel(families[family], n_ctx=512, n_threads=2)
+    assert m.template.name == template
+    tokens = m.prompt_tokens(MESSAGES)
+    # The markers are single special tokens (not spelled out in bytes), and the BOS is not doubled.
+    assert tokens[: len(opening)] == [m.llama.tokenize(t.encode(), add_bos=False, special=True)[0] for t in opening]
+    assert tokens.count(m.llama.token_bos()) == 1
+    assert "Be brief." in m.render(MESSAGES)  # the system text reaches the model, whatever the template
+    assert len(list(m.stream(MESSAGES, max_tokens=6))) <= 6
+    if family == "gemma-no-template":
+        # What this guards against: llama-cpp-python alone would have used llama-2's format here.
+        assert llama_cpp.Llama(str(families[family]), vocab_only=True, verbose=False).chat_format == "llama-2"
+
+
+def test_the_answer_never_runs_past_max_tokens_or_the_context(families):
+    m = LlamaCppModel(families["chatml-llama"], n_ctx=128, n_threads=2)
+    n_ctx = m.n_ctx
+    assert n_ctx == 128  # llama.cpp rounds its context up to 256, llama-cpp-python's buffer stays at 128
+    long = [{"role": "user", "content": "the " * (n_ctx // 5)}]
+    n_prompt = m.count_prompt(long)
+    assert n_ctx - 40 < n_prompt < n_ctx
+    pieces = list(m.stream(long, max_tokens=10_000))
+    assert m.last_usage["completion_tokens"] <= n_ctx - n_prompt
+    assert len(pieces) <= n_ctx - n_prompt
+    assert len(list(m.stream(MESSAGES, max_tokens=3))) <= 3
+    with pytest.raises(ContextOverflow, match=f"{n_ctx}-token context") as info:
+        list(m.stream([{"role": "user", "content": "the " * n_ctx}]))
+    assert info.value.hint
 
 
 def test_cancel_stops_within_a_token_and_the_model_stays_usable(tiny):
@@ -42,6 +106,77 @@ def test_cancel_stops_within_a_token_and_the_model_stays_usable(tiny):
     assert len(got) == 2
     assert time.perf_counter() - t0 < 5
     assert list(tiny.stream(MESSAGES, max_tokens=3))
+
+
+def test_cancel_interrupts_reading_a_long_prompt(tiny):
+    long = [{"role": "user", "content": "the cat is in the hat " * 80}]
+    assert tiny.count_prompt(long) > 1500
+    stop = threading.Event()
+    set_at: list[float] = []
+
+    def press_stop() -> None:
+        time.sleep(0.05)
+        set_at.append(time.perf_counter())
+        stop.set()
+
+    tiny.llama.reset()  # nothing cached: the whole prompt must be read
+    threading.Thread(target=press_stop).start()
+    with pytest.raises(Cancelled):
+        list(tiny.stream(long, max_tokens=5, cancel=stop.is_set))
+    latency = time.perf_counter() - set_at[0]
+    # llama.cpp checks the abort callback between graph nodes; 100 ms is the target, the bound allows
+    # for a loaded test machine.
+    assert latency < 0.3, latency
+    assert tiny.last_usage["completion_tokens"] == 0
+    assert len(list(tiny.stream(MESSAGES, max_tokens=3))) <= 3
+
+
+def test_the_fixed_prefix_is_reused_and_can_be_prefilled(tiny):
+    system = [{"role": "system", "content": "You answer from numbered passages. " * 10}]
+    n = tiny.prefill(system)
+    assert n > 50
+    list(tiny.stream([*system, {"role": "user", "content": "First question?"}], max_tokens=2))
+    assert tiny.last_usage["cached_tokens"] >= n
+    list(tiny.stream([*system, {"role": "user", "content": "Another one?"}], max_tokens=2))
+    assert tiny.last_usage["cached_tokens"] >= n
+    assert tiny.prefill(system) == n  # already cached: nothing to do
+
+
+def test_threads_follow_the_free_cpus(tiny):
+    class Busy:
+        free = 0.4
+
+        def free_cpus(self):
+            return self.free
+
+    meter = Busy()
+    tiny.set_threads(2)
+    tiny._meter = meter  # the machine as other programs leave it
+    try:
+        list(tiny.stream(MESSAGES, max_tokens=2))
+        assert (tiny.threads_in_use, tiny.threads_batch_in_use) == (1, 1)
+        meter.free = 7.6
+        list(tiny.stream(MESSAGES, max_tokens=2))
+        assert (tiny.threads_in_use, tiny.threads_batch_in_use) == (2, 2)  # never more than asked for
+    finally:
+        tiny._meter = None
+
+
+def test_cpu_meter_reads_the_machine():
+    from inference.llm import CpuMeter
+
+    meter = CpuMeter()
+    assert meter.free_cpus(min_window=10) is None  # too soon to tell
+    time.sleep(0.3)
+    free = meter.free_cpus(min_window=0.2)
+    assert free is None or 0.0 <= free <= meter.cpus
+
+
+def test_close_frees_the_model(tmp_path):
+    m = LlamaCppModel(write_tiny_llama(tmp_path / "c.gguf"), n_ctx=128, n_threads=1)
+    m.close()
+    with pytest.raises(ModelError, match="unloaded"):
+        list(m.stream(MESSAGES))
 
 
 def test_bad_files_give_readable_errors(tmp_path):

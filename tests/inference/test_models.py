@@ -24,7 +24,7 @@ SMOLLM = "smollm2-135m-instruct-q4_1"
 @pytest.fixture(scope="session")
 def converted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     cache = tmp_path_factory.mktemp("models_cache")
-    return cache, default_embedder_dir(cache)
+    return cache, default_embedder_dir(cache, precision="fp32")
 
 
 def _no_hashing(path: Path) -> str:
@@ -39,7 +39,7 @@ def test_default_embedder_is_converted_once(converted: tuple[Path, Path], monkey
     mtime = (folder / "model.onnx").stat().st_mtime_ns
     monkeypatch.setattr(models, "sha256_file", _no_hashing)
     started = time.perf_counter()
-    assert default_embedder_dir(cache) == folder
+    assert default_embedder_dir(cache, precision="fp32") == folder
     assert time.perf_counter() - started < 0.1
     assert (folder / "model.onnx").stat().st_mtime_ns == mtime
 
@@ -48,7 +48,7 @@ def test_half_written_conversion_is_redone(tmp_path: Path) -> None:
     folder = tmp_path / "embedders" / "all-MiniLM-L6-v2-53aa51172d14"
     folder.mkdir(parents=True)
     (folder / "model.onnx").write_bytes(b"interrupted")  # no marker: the previous run died
-    assert default_embedder_dir(tmp_path) == folder
+    assert default_embedder_dir(tmp_path, precision="fp32") == folder
     onnx.checker.check_model(str(folder / "model.onnx"))
     marker = json.loads((folder / "hearth-converted.json").read_text())
     assert marker["sha256"] == models.DEFAULT_EMBEDDER.weights_sha256
@@ -181,3 +181,81 @@ def test_part_of_the_wrong_size_is_reported(tmp_path: Path, monkeypatch: pytest.
 def test_unknown_chat_model_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no chat model called 'gpt-5'"):
         chat_model_path("gpt-5", tmp_path)
+
+
+def test_int8_is_quantised_once_from_the_fp32_graph(
+    converted: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache, fp32 = converted
+    int8 = default_embedder_dir(cache)  # int8 is the default precision
+    assert int8 == fp32.with_name(fp32.name + "-int8"), "the full recipe passes its check on this model"
+    marker = json.loads((int8 / "hearth-converted.json").read_text())
+    assert marker["precision"] == "int8" and marker["check"]["passed"] and marker["keep_fp32"] is None
+    assert marker["from"] == json.loads((fp32 / "hearth-converted.json").read_text())["model_sha256"]
+    graph = onnx.load(str(int8 / "model.onnx"))
+    kinds = [n.op_type for n in graph.graph.node]
+    assert kinds.count("MatMulInteger") == 36 and "DynamicQuantizeLinear" in kinds
+    assert {p.key: p.value for p in graph.metadata_props}["hearth.precision"] == "int8"
+    import inference.quantize
+
+    monkeypatch.setattr(inference.quantize, "quantize_int8", lambda *a, **k: pytest.fail("quantised again"))
+    assert default_embedder_dir(cache) == int8
+
+
+def test_int8_that_fails_its_check_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import inference.quantize as quantize
+
+    cache = tmp_path / "cache"
+    fp32 = default_embedder_dir(cache, precision="fp32")
+    monkeypatch.setattr(quantize, "MIN_MEAN_COSINE", 1.01)  # nothing can pass
+    assert default_embedder_dir(cache) == fp32
+    for suffix in ("-int8", "-int8-ffn32"):  # both recipes were tried, and are not tried again
+        marker = json.loads((fp32.with_name(fp32.name + suffix) / "hearth-converted.json").read_text())
+        assert marker["check"]["passed"] is False
+    assert [i.key for i in models.list_embedders(cache)] == [fp32.name], "a failed int8 copy is not listed"
+    assert models.embedder_dir("all-MiniLM-L6-v2", cache) == fp32
+
+
+def test_embedder_dir_resolves_names_and_recorded_keys(converted: tuple[Path, Path]) -> None:
+    cache, fp32 = converted
+    assert models.embedder_dir("all-MiniLM-L6-v2:fp32", cache) == fp32
+    assert models.embedder_dir(fp32.name, cache) == fp32
+    assert models.embedder_dir(None, cache) == fp32.with_name(fp32.name + "-int8")
+    with pytest.raises(UsageError, match="no embedding model called 'bge-small'"):
+        models.embedder_dir("bge-small", cache)
+    with pytest.raises(UsageError, match="Unknown precision"):
+        models.embedder_dir("all-MiniLM-L6-v2:fp16", cache)
+
+
+def test_recorded_key_of_the_builtin_model_is_rebuilt_after_the_cache_is_cleared(tmp_path: Path) -> None:
+    folder = models.embedder_dir("all-MiniLM-L6-v2-53aa51172d14", tmp_path)
+    assert folder == tmp_path / "embedders" / "all-MiniLM-L6-v2-53aa51172d14"
+    assert (folder / "model.onnx").is_file()
+
+
+def test_builtin_name_cannot_be_taken(tmp_path: Path) -> None:
+    source = models._module_dir(models.DEFAULT_EMBEDDER.module, models.DEFAULT_EMBEDDER.package) / "model"
+    with pytest.raises(UsageError, match="built-in embedder's name"):
+        models.add_embedder(source, tmp_path, name="all-MiniLM-L6-v2")
+
+
+def test_second_recipe_is_used_when_the_first_drifts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import inference.quantize as quantize
+
+    cache = tmp_path / "cache"
+    fp32 = default_embedder_dir(cache, precision="fp32")
+    real_check = quantize.check_int8
+
+    def strict_for_full_int8(fp32_dir: Path, int8_dir: Path, **kw: object) -> quantize.QuantizationCheck:
+        result = real_check(fp32_dir, int8_dir)
+        if int8_dir.name.endswith("-int8"):  # pretend the full recipe drifted on this machine
+            return quantize.QuantizationCheck(0.95, 0.9, result.texts)
+        return result
+
+    monkeypatch.setattr(quantize, "check_int8", strict_for_full_int8)
+    chosen = default_embedder_dir(cache)
+    assert chosen == fp32.with_name(fp32.name + "-int8-ffn32")
+    kinds = [n.op_type for n in onnx.load(str(chosen / "model.onnx")).graph.node]
+    assert kinds.count("MatMulInteger") == 30 and kinds.count("MatMul") == 12 + 6  # attention + kept FFN outputs
+    assert [i.key for i in models.list_embedders(cache)][:2] == [fp32.name + "-int8-ffn32", fp32.name]
+    assert models.embedder_dir(chosen.name, cache) == chosen

@@ -65,3 +65,109 @@ def test_empty_and_invalid():
     assert chunk_sections([Section("   \n\n  ", None, None, 0)], count_tokens=words) == []
     with pytest.raises(ValueError):
         chunk_sections([], count_tokens=words, max_tokens=2)
+
+
+# -- tables, long stretches, the real tokenizer -------------------------------------------------------------
+
+
+def _table_section(rows: int, *, before: str = "Rates below.") -> Section:
+    header = "Name | Team | Extension"
+    lines = [header] + [f"Person{i} | Team{i % 3} | {4400 + i}" for i in range(rows)]
+    table = "\n".join(lines)
+    text = f"{before}\n\n{table}\n\nAfter the table."
+    start = len(before) + 2
+    return Section(text, None, "Staff", 0, tables=((start, start + len(table)),))
+
+
+def test_small_table_stays_whole_in_one_chunk():
+    s = _table_section(3)
+    chunks = chunk_sections([s], count_tokens=words, max_tokens=60, overlap_tokens=0)
+    assert len(chunks) == 1 and chunks[0].context is None
+
+
+def test_split_table_repeats_its_header_row_in_every_chunk():
+    s = _table_section(40)
+    chunks = chunk_sections([s], count_tokens=words, max_tokens=30, overlap_tokens=8)
+    header = "Name | Team | Extension"
+    table_chunks = [c for c in chunks if "Person" in c.text]
+    assert len(table_chunks) > 3
+    for c in table_chunks:
+        assert s.text[c.start : c.end] == c.text  # offsets still point at the chunk's own text
+        assert c.passage.startswith(header + "\n") or c.text.startswith(header) or c.text.startswith("Rates")
+        assert words(c.passage) <= 30  # the repeated header counts against the budget
+        if not c.text.startswith(("Rates", header)):
+            assert c.context == header and c.passage == f"{header}\n{c.text}"
+    # Every row is in some chunk, and no chunk holds the header row alone.
+    for i in range(40):
+        assert any(f"Person{i} |" in c.text for c in chunks)
+    assert not any(c.text.strip() == header for c in chunks)
+
+
+def test_table_header_is_not_repeated_when_it_would_crowd_out_the_rows():
+    header = " | ".join(f"column{i}" for i in range(20))
+    table = "\n".join([header] + [f"v{r} | " + " | ".join("x" for _ in range(19)) for r in range(10)])
+    s = Section(table, None, None, 0, tables=((0, len(table)),))
+    chunks = chunk_sections([s], count_tokens=words, max_tokens=36, overlap_tokens=0)
+    assert all(c.context is None for c in chunks)
+    assert all(words(c.text) <= 36 for c in chunks)
+
+
+def test_a_huge_text_without_sentences_or_paragraphs_is_cut_in_linear_time():
+    import time
+
+    text = " ".join(f"w{i % 5000}" for i in range(200_000))  # one 200k-word "sentence"
+    calls = 0
+
+    def counting(t: str) -> int:
+        nonlocal calls
+        calls += 1
+        return words(t)
+
+    t0 = time.perf_counter()
+    chunks = chunk_sections([Section(text, 1, None, 0)], count_tokens=counting, max_tokens=100, overlap_tokens=0)
+    assert time.perf_counter() - t0 < 5
+    assert calls < 20_000  # per distinct word and per run, not per word per run
+    assert " ".join(c.text for c in chunks).split() == text.split()
+    assert all(words(c.text) <= 100 for c in chunks)
+
+
+@pytest.fixture(scope="module")
+def real_tokens():
+    from tokenizers import Tokenizer
+
+    from inference import models
+
+    info = models.DEFAULT_EMBEDDER
+    path = models._module_dir(info.module, info.package) / info.folder / "tokenizer.json"
+    tok = Tokenizer.from_file(str(path))
+    tok.no_truncation()
+    tok.no_padding()
+    return lambda text: len(tok.encode(text, add_special_tokens=False).ids)
+
+
+def test_chunks_fit_the_real_tokenizer_and_keep_every_word(real_tokens):
+    para = (
+        "Reimbursement of travel expenses (Reisekostenabrechnung) requires itemised receipts, "
+        "submitted within thirty days via the expense portal; exceptions need approval. "
+    )
+    text = "\n\n".join(para * (i % 4 + 1) for i in range(30)) + "\n\n" + "Supercalifragilistic" * 3 + " end."
+    sections = [Section(text, 2, "Travel", 0)]
+    chunks = chunk_sections(sections, count_tokens=real_tokens, max_tokens=120, overlap_tokens=20)
+    assert all(real_tokens(c.passage) <= 120 for c in chunks)
+    assert all(text[c.start : c.end] == c.text for c in chunks)
+    # Never inside a word: each chunk starts and ends at a word boundary of the text.
+    for c in chunks:
+        assert c.start == 0 or text[c.start - 1].isspace()
+        assert c.end == len(text) or text[c.end].isspace()
+    covered = set()
+    for c in chunks:
+        covered.update(range(c.start, c.end))
+    assert all(i in covered for i, ch in enumerate(text) if not ch.isspace())
+
+
+def test_a_tokenizer_that_is_not_additive_over_words_is_counted_whole():
+    # Counting characters: a text's count is not the sum of its words' counts (spaces count too).
+    text = "\n\n".join(" ".join(f"word{i}x{j}" for j in range(12)) + "." for i in range(30))
+    chunks = chunk_sections([Section(text, None, None, 0)], count_tokens=len, max_tokens=200, overlap_tokens=0)
+    assert all(len(c.text) <= 200 for c in chunks)
+    assert all(text[c.start : c.end] == c.text for c in chunks)

@@ -62,8 +62,8 @@ def test_supported_suffixes() -> None:
 
 
 def test_unsupported_suffix(tmp_path: Path) -> None:
-    path = tmp_path / "budget.xlsx"
-    path.write_bytes(b"PK\x03\x04")
+    path = tmp_path / "budget.xls"
+    path.write_bytes(b"\xd0\xcf\x11\xe0")
     error = load_error(path)
     assert error.kind == "unsupported"
     assert error.hint and ".pdf" in error.hint

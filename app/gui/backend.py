@@ -1,0 +1,405 @@
+"""The GUI's handle on the core: the `Hearth` service, its executors, and one method per user action.
+
+Every method returns a `Job` at once; the work runs on the executor of the resource it uses:
+`index` writes the document index (ingest, forget, re-index), `model` runs the chat model (load,
+answer), `reader` does short reads (document lists, the model library, hardware). Reads may run while
+the index is being written: the manifest (SQLite, serialized) and ChromaDB allow concurrent readers,
+which is what lets a user ask a question while a folder is still being indexed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.gui.worker import Job, JobState, SerialExecutor
+from inference.errors import Cancelled, UsageError
+from rag.ingest import Progress, discover
+from rag.service import Hearth, HearthConfig
+
+HearthFactory = Callable[[HearthConfig], Hearth]
+
+
+@dataclass(frozen=True)
+class Queued:
+    """Progress event: the files an ingest run will go through, and inputs already refused."""
+
+    files: list[str]
+    refused: list[tuple[str, str]]  # (source, reason)
+
+
+@dataclass(frozen=True)
+class FileStage:
+    """Progress event: one file entered a stage ('reading', 'embedding')."""
+
+    source: str
+    stage: str
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """Progress event: one file's turn ended; `ok` is whether it is now indexed (reasons come at the end)."""
+
+    source: str
+    ok: bool
+    chunks: int | None = None  # passages stored for it, when it is indexed
+
+
+@dataclass(frozen=True)
+class ConversationStarted:
+    """Progress event of an answer: the stored conversation it was added to (created for it)."""
+
+    id: int
+
+
+@dataclass(frozen=True)
+class Token:
+    """Progress event of an answer: one streamed piece of text."""
+
+    text: str
+
+
+class Backend(QObject):
+    """The core service plus executors; rebuilt parts (`reconfigure`) take effect for the next job."""
+
+    config_changed = Signal()
+    model_loaded = Signal(object)  # the chat model, once loaded
+
+    def __init__(self, config: HearthConfig, *, factory: HearthFactory | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._factory = factory or (lambda cfg: Hearth(cfg))
+        self.config = config
+        self.hearth = self._factory(config)
+        self.index = SerialExecutor("index", self)
+        self.model = SerialExecutor("model", self)
+        self.reader = SerialExecutor("reader", self)
+        self.watcher = SerialExecutor("watch", self)
+        # Held by every write to the index, from the index executor and from the folder watcher.
+        self.index_lock = threading.Lock()
+        self._api: Any = None  # the local API server, when it is on (touched only by reader jobs)
+        self.loaded_model: Any = None
+
+    @property
+    def executors(self) -> list[SerialExecutor]:
+        """All executors."""
+        return [self.index, self.model, self.reader]  # the watcher runs for good, so it never counts as busy
+
+    @property
+    def busy(self) -> bool:
+        """True while any job is queued or running."""
+        return any(e.busy for e in self.executors)
+
+    def reconfigure(self, config: HearthConfig) -> None:
+        """Use new settings: a new service object; parts load again on first use."""
+        if config == self.config:
+            return
+        self.config = config
+        self.hearth = self._factory(config)
+        self.loaded_model = None
+        self.config_changed.emit()
+
+    def shutdown(self) -> None:
+        """Cancel everything and wait for the running jobs (each stops within one step)."""
+        for e in [*self.executors, self.watcher]:
+            e.cancel_all()
+        if self._api is not None:
+            self.reader.submit("api-stop", lambda s: self._stop_api())
+        for e in [*self.executors, self.watcher]:
+            e.shutdown(wait=True)
+
+    def set_api_server(self, on: bool) -> Job:
+        """Serve (or stop serving) the local OpenAI-compatible API on 127.0.0.1:8642; result: its URL or None.
+
+        Its answers run on the chat model's executor, so they queue with the window's own questions.
+        """
+        hearth, pool = self.hearth, self.model.pool
+
+        def run(state: JobState) -> str | None:
+            self._stop_api()
+            if not on:
+                return None
+            from app.server import ApiServer, secure_config
+
+            config, _key = secure_config(hearth.config.data_dir)  # loopback: no key needed
+            self._api = ApiServer.for_hearth(hearth, config, chat_executor=pool).start()
+            return self._api.url
+
+        return self.reader.submit("api", run)
+
+    def _stop_api(self) -> None:
+        api, self._api = self._api, None
+        if api is not None:
+            api.stop()
+
+    # Reads.
+    def list_workspaces(self) -> Job:
+        """Workspace names known to the index."""
+        hearth = self.hearth
+        return self.reader.submit("workspaces", lambda s: hearth.manifest.workspaces())
+
+    def list_documents(self, workspace: str) -> Job:
+        """The workspace's document records."""
+        hearth = self.hearth
+        return self.reader.submit("documents", lambda s: hearth.sources(workspace=workspace))
+
+    def list_models(self) -> Job:
+        """The model library: built-in models and the GGUF files in the models folder."""
+        hearth = self.hearth
+        return self.reader.submit("models", lambda s: hearth.models())
+
+    def hardware(self, *, n_gpu_layers: int | None = None, n_ctx: int | None = None,
+                 model: str | None = None) -> Job:
+        """A hardware snapshot with the chat model's memory plan (`n_gpu_layers` None: as many as fit)."""
+        hearth, config, loaded = self.hearth, self.config, self.loaded_model
+
+        def run(state: JobState) -> dict[str, Any]:
+            from app.gui.hardware_source import snapshot
+
+            path = _plan_model_path(hearth, config, model if model is not None else config.chat_model)
+            report = getattr(loaded, "load_report", None) if loaded is not None else None
+            return snapshot(model_path=path, n_ctx=n_ctx or config.n_ctx, n_gpu_layers=n_gpu_layers,
+                            load_report=report)
+
+        return self.reader.submit("hardware", run)
+
+    def list_conversations(self, workspace: str) -> Job:
+        """The workspace's stored conversations, most recent first (without their turns)."""
+        hearth = self.hearth
+        return self.reader.submit("conversations", lambda s: hearth.conversations.list(workspace))
+
+    def get_conversation(self, conv_id: int) -> Job:
+        """One stored conversation with its turns (None if it is gone)."""
+        hearth = self.hearth
+        return self.reader.submit("conversation", lambda s: hearth.conversations.get(conv_id))
+
+    def delete_conversation(self, conv_id: int) -> Job:
+        """Delete a stored conversation."""
+        hearth = self.hearth
+        return self.reader.submit("delete-conversation", lambda s: hearth.conversations.delete(conv_id))
+
+    def export_conversation(self, conv_id: int, path: Path) -> Job:
+        """Write a conversation as Markdown to `path`."""
+        hearth = self.hearth
+
+        def run(state: JobState) -> Path:
+            text = hearth.conversations.export_markdown(conv_id)
+            try:
+                path.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"Cannot write {path}: {exc.strerror}.") from exc
+            return path
+
+        return self.reader.submit("export-conversation", run)
+
+    def _write(self, name: str, fn) -> Job:
+        """Submit an index write: on the index executor, holding the index lock."""
+        lock = self.index_lock
+
+        def run(state: JobState):
+            with lock:
+                return fn(state)
+
+        return self.index.submit(name, run)
+
+    def watch(self, folders: Sequence[Path], workspace: str) -> Job:
+        """Sync folders into a workspace and keep them in sync until the job is cancelled.
+
+        Progress: Progress events while syncing, WatchUpdate after each batch of changes.
+        """
+        hearth, lock = self.hearth, self.index_lock
+
+        def run(state: JobState) -> None:
+            from rag.watch import watch
+
+            def ingest(paths: list[Path]):
+                with lock:
+                    return hearth.ingest(paths, workspace=workspace, progress=state.progress)
+
+            def forget(paths: list[Path]) -> list[str]:
+                with lock:
+                    return hearth.forget(paths, workspace=workspace)
+
+            watch(list(folders), ingest=ingest, forget=forget, on_update=state.progress, stop=state.cancel_event,
+                  include_hidden=hearth.config.ingest.include_hidden)
+
+        return self.watcher.submit("watch", run)
+
+    # Index writes.
+    def ingest(self, paths: Sequence[Path], workspace: str) -> Job:
+        """Index files and folders; progress: Queued, then FileStage and Progress events."""
+        hearth = self.hearth
+
+        def run(state: JobState):
+            files, refused, _ = discover(list(paths), include_hidden=hearth.config.ingest.include_hidden)
+            state.progress(Queued([str(f.resolve()) for f in files], [(f.source, f.error) for f in refused]))
+            return _ingest_with_events(hearth, paths, workspace, state)
+
+        return self._write("ingest", run)
+
+    def forget(self, sources: Sequence[str], workspace: str) -> Job:
+        """Remove documents from a workspace."""
+        hearth = self.hearth
+        return self._write("forget", lambda s: hearth.forget([Path(x) for x in sources], workspace=workspace))
+
+    def reindex(self, sources: Sequence[str], workspace: str) -> Job:
+        """Drop documents' passages and read them again."""
+        hearth = self.hearth
+
+        def run(state: JobState):
+            existing = [Path(x) for x in sources if Path(x).exists()]
+            missing = [x for x in sources if not Path(x).exists()]
+            if missing:
+                raise UsageError(f"{Path(missing[0]).name} no longer exists, so it cannot be read again.",
+                                 hint="Remove it from the library instead.")
+            hearth.forget(existing, workspace=workspace)
+            state.progress(Queued([str(p.resolve()) for p in existing], []))
+            return _ingest_with_events(hearth, existing, workspace, state)
+
+        return self._write("reindex", run)
+
+    def delete_workspace(self, workspace: str) -> Job:
+        """Remove every document of a workspace from the index."""
+        hearth = self.hearth
+
+        def run(state: JobState) -> list[str]:
+            sources = [d.source for d in hearth.sources(workspace=workspace)]
+            removed = hearth.forget([Path(s) for s in sources], workspace=workspace) if sources else []
+            hearth.conversations.delete_workspace(workspace)
+            return removed
+
+        return self._write("delete-workspace", run)
+
+    def add_model(self, path: Path) -> Job:
+        """Put a .gguf into the models folder: a hard link when possible, else a copy (cancellable)."""
+        models_dir = self.config.models_dir
+
+        def run(state: JobState) -> Path:
+            from inference.library import read_model_card
+
+            read_model_card(path)  # refuse a file that is not a readable GGUF before copying gigabytes
+            models_dir.mkdir(parents=True, exist_ok=True)
+            target = models_dir / path.name
+            if target.exists():
+                if target.resolve() == path.resolve() or target.stat().st_size == path.stat().st_size:
+                    return target
+                raise UsageError(f"The models folder already has a different {path.name}.",
+                                 hint="Rename the file and drop it again.")
+            try:
+                os.link(path, target)
+                return target
+            except OSError:
+                pass
+            part = target.with_name(target.name + ".part")
+            total = max(1, path.stat().st_size)
+            done = 0
+            try:
+                with path.open("rb") as src, part.open("wb") as dst:
+                    while block := src.read(16 << 20):
+                        if state.cancel():
+                            raise Cancelled("Copying the model stopped.")
+                        dst.write(block)
+                        done += len(block)
+                        state.progress(done / total)
+                part.replace(target)
+            finally:
+                part.unlink(missing_ok=True)
+            shutil.copystat(path, target)
+            return target
+
+        return self.reader.submit("add-model", run)
+
+    # The chat model.
+    def load_model(self) -> Job:
+        """Load the chat model now, so the first answer does not wait for it."""
+        hearth = self.hearth
+
+        def run(state: JobState) -> Any:
+            hearth.warm_up(wait=True)  # loads the model and reads its fixed instructions ahead of a question
+            return hearth.chat_model  # raises the loading error, if there was one
+
+        job = self.model.submit("load-model", run)
+        job.finished.connect(self._on_model_loaded)
+        return job
+
+    def _on_model_loaded(self, model: Any) -> None:
+        self.loaded_model = model
+        self.model_loaded.emit(model)
+
+    def ask(self, question: str, workspace: str, conversation: int | None) -> Job:
+        """Answer a question in a stored conversation (a new one when None).
+
+        Progress: ConversationStarted once, then Token events; result: the Answer.
+        """
+        hearth = self.hearth
+
+        def run(state: JobState):
+            conv_id = conversation
+            if conv_id is None:
+                conv_id = hearth.new_conversation(question, workspace=workspace)
+            state.progress(ConversationStarted(conv_id))
+            return hearth.ask(question, workspace=workspace, conversation=conv_id,
+                              on_token=lambda piece: state.progress(Token(piece)), cancel=state.cancel)
+
+        return self.model.submit("ask", run)
+
+
+def _plan_model_path(hearth: Hearth, config: HearthConfig, key: str | None) -> Path | None:
+    """The GGUF to plan for, without preparing a built-in model (that happens when it is loaded)."""
+    from inference.models import CHAT_MODELS, DEFAULT_CHAT_MODEL
+
+    name = key or DEFAULT_CHAT_MODEL
+    try:
+        if name in CHAT_MODELS:
+            from inference.library import ModelLibrary
+
+            entry = next((m for m in ModelLibrary(config.models_dir, config.cache_dir).models() if m.key == name), None)
+            return entry.path if entry is not None else None
+        return hearth.resolve_model_path(name)
+    except Exception:  # noqa: BLE001 - a model that cannot be found means no plan, not a failed panel
+        return None
+
+
+def _ingest_with_events(hearth: Hearth, paths: Sequence[Path], workspace: str, state: JobState):
+    """Run the core's ingest, adding per-file FileStage / FileResult events to its Progress."""
+    workspace = workspace.strip()
+    current: list[str | None] = [None]
+
+    def settle() -> None:
+        # The file whose turn just ended: indexed now, or failed (the reason comes with the report).
+        if current[0] is not None:
+            record = hearth.manifest.get(workspace, current[0])
+            ok = record is not None and record.status == "done"
+            state.progress(FileResult(current[0], ok, record.chunks if ok and record is not None else None))
+            current[0] = None
+
+    def progress(p: Progress) -> None:
+        source = str(Path(p.current).resolve()) if p.current is not None else None
+        if source != current[0]:
+            settle()
+            if source is not None:
+                current[0] = source
+        if source is not None:
+            state.progress(FileStage(source, getattr(p, "stage", None) or "reading"))
+        state.progress(p)
+
+    try:
+        return hearth.ingest(paths, workspace=workspace, progress=progress, cancel=state.cancel)
+    except Cancelled:
+        settle()  # the core checks for cancel between files: the last one started has finished
+        raise
+
+
+def with_overrides(config: HearthConfig, **changes: Any) -> HearthConfig:
+    """A copy of `config` with some fields changed (ingest fields by their names too)."""
+    ingest_fields = {k: changes.pop(k) for k in list(changes) if k in ("chunk_tokens", "overlap_tokens")}
+    if ingest_fields:
+        changes["ingest"] = replace(config.ingest, **ingest_fields)
+    return replace(config, **changes)

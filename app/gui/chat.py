@@ -1,0 +1,423 @@
+"""The chat: questions and streamed Markdown answers with clickable citations and their sources."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QGuiApplication, QKeyEvent, QPalette, QTextOption
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.gui import theme
+from app.gui.widgets import Banner, muted
+from rag.answer import Answer
+from rag.conversations import Conversation, Turn
+from rag.store import Hit
+
+_CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
+_FENCE = re.compile(r"(```.*?(?:```|$)|`[^`\n]*`)", re.S)
+
+
+def linkify_citations(markdown: str, n_sources: int) -> str:
+    """Turn [n] into links `cite:n` (outside code), for the n that name a source."""
+
+    def sub(m: re.Match[str]) -> str:
+        numbers = [int(x) for x in m.group(1).split(",")]
+        if not all(1 <= n <= n_sources for n in numbers):
+            return m.group(0)
+        return "\\[" + ", ".join(f"[{n}](cite:{n})" for n in numbers) + "\\]"
+
+    parts = _FENCE.split(markdown)
+    return "".join(p if i % 2 else _CITATION.sub(sub, p) for i, p in enumerate(parts))
+
+
+def place(hit: Hit) -> str:
+    """File name, page and heading of a passage, for people."""
+    from PySide6.QtCore import QCoreApplication
+
+    text = Path(hit.source).name
+    if hit.page is not None:
+        text += " · " + QCoreApplication.translate("Chat", "page {n}").format(n=hit.page)
+    if hit.heading:
+        text += " · " + hit.heading
+    return text
+
+
+class MarkdownView(QTextBrowser):
+    """Read-only Markdown that is as tall as its text; links are reported, not followed."""
+
+    link_clicked = Signal(QUrl)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.anchorClicked.connect(self.link_clicked)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.viewport().setAutoFillBackground(False)
+        self.setStyleSheet("QTextBrowser { background: transparent; }")
+        self.document().setDocumentMargin(2)
+        self.document().contentsChanged.connect(self._fit)
+
+    def set_markdown(self, text: str) -> None:
+        """Show Markdown text."""
+        self.setMarkdown(text)
+        self._fit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        doc = self.document()
+        doc.setTextWidth(max(50, self.viewport().width()))
+        h = int(doc.size().height()) + 4
+        if h != self.height():
+            self.setFixedHeight(h)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        return QSize(400, self.height())
+
+
+class SourceRow(QFrame):
+    """One source under an answer: number, file, page, heading and a snippet; clicking opens it."""
+
+    clicked = Signal(object)
+
+    def __init__(self, number: int, hit: Hit, *, cited: bool, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.hit = hit
+        self.number = number
+        self.setObjectName("sourceRow")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setToolTip(self.tr("Open {file}").format(file=hit.source))
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 4, 8, 4)
+        lay.setSpacing(0)
+        head = QLabel(f"[{number}] {place(hit)}")
+        f = head.font()
+        f.setBold(cited)
+        head.setFont(f)
+        if cited:
+            pal = head.palette()
+            pal.setColor(QPalette.ColorRole.WindowText, pal.color(QPalette.ColorRole.Link))
+            head.setPalette(pal)
+        lay.addWidget(head)
+        snippet = " ".join(hit.text.split())
+        snip = muted(snippet[:220] + ("…" if len(snippet) > 220 else ""))
+        lay.addWidget(snip)
+        self.setStyleSheet("#sourceRow { border-radius: 6px; } #sourceRow:hover { background: palette(midlight); }")
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt API
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit(self.hit)
+        super().mouseReleaseEvent(event)
+
+
+class TurnCard(QWidget):
+    """A question, its answer as it streams, a status line and the sources."""
+
+    source_clicked = Signal(object)
+
+    def __init__(self, turn: Turn, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.turn = turn
+        self._pending = False
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 6, 0, 6)
+        lay.setSpacing(4)
+        q = QLabel(turn.question)
+        q.setWordWrap(True)
+        q.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        q.setObjectName("question")
+        q.setStyleSheet("#question { background: palette(alternate-base); border: 1px solid palette(mid);"
+                        " border-radius: 10px; padding: 8px 12px; }")
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(q, 0)
+        q.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        q.setMinimumWidth(min(q.fontMetrics().horizontalAdvance(turn.question) + 34, 520))
+        q.setMaximumWidth(640)
+        lay.addLayout(row)
+        self.body = MarkdownView()
+        self.body.link_clicked.connect(self._on_link)
+        lay.addWidget(self.body)
+        foot = QHBoxLayout()
+        self.status = muted()
+        self.status.hide()
+        foot.addWidget(self.status)
+        foot.addStretch(1)
+        self.copy = QToolButton()
+        self.copy.setText(self.tr("Copy"))
+        self.copy.setToolTip(self.tr("Copy the answer as Markdown"))
+        self.copy.setAutoRaise(True)
+        self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.turn.text))
+        self.copy.hide()
+        foot.addWidget(self.copy)
+        lay.addLayout(foot)
+        self.sources_box = QVBoxLayout()
+        self.sources_box.setSpacing(2)
+        lay.addLayout(self.sources_box)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(50)  # re-render at most 20 times a second while tokens stream
+        self._timer.timeout.connect(self._render)
+        self._render()
+        if turn.answer is not None:
+            self.finish(turn.answer)
+        elif turn.error:
+            self.fail(turn.error)
+
+    def append(self, piece: str) -> None:
+        """Add a streamed piece; the view catches up within 50 ms."""
+        self.turn.text += piece
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def _render(self) -> None:
+        n = len(self.turn.answer.sources) if self.turn.answer else 0
+        text = self.turn.text or ("…" if self.turn.answer is None and not self.turn.error else "")
+        self.body.set_markdown(linkify_citations(text, n))
+
+    def finish(self, answer: Answer) -> None:
+        """Show the final text and the sources."""
+        self._timer.stop()
+        self.turn.answer = answer
+        self.turn.text = answer.text
+        self._render()
+        while self.sources_box.count():
+            item = self.sources_box.takeAt(0)
+            if item.widget():
+                item.widget().deleteLater()
+        if answer.sources:
+            self.sources_box.addWidget(muted(self.tr("Sources")))
+            for i, hit in enumerate(answer.sources, 1):
+                row = SourceRow(i, hit, cited=i in answer.cited)
+                row.clicked.connect(self.source_clicked)
+                self.sources_box.addWidget(row)
+        self.copy.setVisible(bool(answer.text))
+        total = answer.timings.get("total")
+        if total is not None:
+            self.set_status(self.tr("{seconds:.1f} s").format(seconds=total + answer.timings.get("retrieval", 0.0)))
+
+    def stopped(self) -> None:
+        """The user stopped the answer: keep what came, say so."""
+        self._timer.stop()
+        self._render()
+        self.turn.error = self.tr("Stopped.")
+        self.set_status(self.tr("Stopped."))
+
+    def fail(self, message: str) -> None:
+        """The answer failed; the banner above the chat has the details."""
+        self._timer.stop()
+        self.turn.error = message
+        self._render()
+        self.set_status(self.tr("No answer: {reason}").format(reason=message), error=True)
+
+    def set_status(self, text: str, *, error: bool = False) -> None:
+        """The small line under the answer."""
+        self.status.setText(text)
+        pal = self.status.palette()
+        pal.setColor(QPalette.ColorRole.WindowText, theme.ERROR if error else
+                     self.palette().color(QPalette.ColorRole.PlaceholderText))
+        self.status.setPalette(pal)
+        self.status.show()
+
+    def _on_link(self, url: QUrl) -> None:
+        if url.scheme() == "cite" and self.turn.answer is not None:
+            try:
+                n = int(url.path() or url.toString().split(":", 1)[1])
+            except ValueError:
+                return
+            if 1 <= n <= len(self.turn.answer.sources):
+                self.source_clicked.emit(self.turn.answer.sources[n - 1])
+        elif url.scheme() in ("http", "https", "file", "mailto"):
+            from PySide6.QtGui import QDesktopServices
+
+            QDesktopServices.openUrl(url)
+
+
+class PromptEdit(QPlainTextEdit):
+    """The question box: Enter sends, Shift+Enter starts a new line; grows up to six lines."""
+
+    submitted = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTabChangesFocus(True)
+        self.document().contentsChanged.connect(self._fit)
+        self._fit()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
+            event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        ):
+            self.submitted.emit()
+            return
+        super().keyPressEvent(event)
+
+    def _fit(self) -> None:
+        lines = max(1, min(6, self.document().blockCount()))
+        # Wrapped lines count too: use the layout's height when it is known.
+        h = self.fontMetrics().lineSpacing() * lines + 18
+        self.setFixedHeight(max(h, 40))
+
+
+class ChatView(QWidget):
+    """The conversation on top, the question box below; emits what the user asks for."""
+
+    send_requested = Signal(str)
+    stop_requested = Signal()
+    source_clicked = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.cards: list[TurnCard] = []
+        self.conversation: Conversation | None = None
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(6)
+        self.banner = Banner()
+        lay.addWidget(self.banner)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        inner = QWidget()
+        self.column = QVBoxLayout(inner)
+        self.column.setContentsMargins(16, 8, 16, 8)
+        self.empty = self._empty_state()
+        self.column.addWidget(self.empty)
+        self.column.addStretch(1)
+        self.scroll.setWidget(inner)
+        lay.addWidget(self.scroll, 1)
+        self.scroll.verticalScrollBar().rangeChanged.connect(self._follow)
+        self._follow_tail = True
+        self.scroll.verticalScrollBar().valueChanged.connect(self._on_scrolled)
+
+        box = QFrame()
+        box.setObjectName("promptBox")
+        box.setStyleSheet("#promptBox { border: 1px solid palette(mid); border-radius: 10px;"
+                          " background: palette(base); }")
+        row = QHBoxLayout(box)
+        row.setContentsMargins(8, 6, 6, 6)
+        self.prompt = PromptEdit()
+        self.prompt.setFrameShape(QFrame.Shape.NoFrame)
+        self.prompt.setPlaceholderText(self.tr("Ask about your documents…  (Enter sends, Shift+Enter: new line)"))
+        self.prompt.submitted.connect(self._send)
+        row.addWidget(self.prompt, 1)
+        self.send = QPushButton(self.tr("Send"))
+        self.send.setDefault(False)
+        self.send.clicked.connect(self._send_or_stop)
+        self.send.setMinimumWidth(80)
+        row.addWidget(self.send, 0, Qt.AlignmentFlag.AlignBottom)
+        outer = QHBoxLayout()
+        outer.setContentsMargins(16, 0, 16, 10)
+        outer.addWidget(box)
+        lay.addLayout(outer)
+        self._generating = False
+
+    def _empty_state(self) -> QWidget:
+        w = QWidget()
+        v = QVBoxLayout(w)
+        v.setContentsMargins(0, 60, 0, 0)
+        icon = QLabel()
+        icon.setPixmap(theme.app_icon().pixmap(72, 72))
+        icon.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        v.addWidget(icon)
+        self.empty_title = QLabel()
+        self.empty_title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        f = self.empty_title.font()
+        f.setPointSizeF(f.pointSizeF() * 1.3)
+        self.empty_title.setFont(f)
+        v.addWidget(self.empty_title)
+        self.empty_hint = muted(self.tr("Answers come only from the documents in this workspace, with their "
+                                        "sources. Drop files or folders anywhere on the window to add them."))
+        self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        v.addWidget(self.empty_hint)
+        return w
+
+    def set_workspace_label(self, name: str, n_documents: int) -> None:
+        """The empty state's text for the workspace at hand."""
+        if n_documents:
+            self.empty_title.setText(self.tr("Ask anything about the {n} documents in “{ws}”").format(
+                n=n_documents, ws=name))
+        else:
+            self.empty_title.setText(self.tr("“{ws}” has no documents yet").format(ws=name))
+
+    def show_conversation(self, conv: Conversation | None) -> None:
+        """Replace the view with a conversation (None: empty)."""
+        for card in self.cards:
+            card.deleteLater()
+        self.cards = []
+        self.conversation = conv
+        self.banner.hide()
+        for turn in conv.turns if conv else []:
+            self._add_card(turn)
+        self.empty.setVisible(not self.cards)
+
+    def start_turn(self, turn: Turn) -> TurnCard:
+        """Show a new question whose answer will stream into the returned card."""
+        self.banner.hide()
+        self._follow_tail = True
+        card = self._add_card(turn)
+        self.empty.hide()
+        self.set_generating(True)
+        return card
+
+    def _add_card(self, turn: Turn) -> TurnCard:
+        card = TurnCard(turn)
+        card.source_clicked.connect(self.source_clicked)
+        self.column.insertWidget(self.column.count() - 1, card)
+        self.cards.append(card)
+        return card
+
+    def set_generating(self, on: bool) -> None:
+        """Switch the Send button to Stop while an answer streams."""
+        self._generating = on
+        self.send.setText(self.tr("Stop") if on else self.tr("Send"))
+        self.send.setToolTip(self.tr("Stop the answer (Esc)") if on else self.tr("Send (Enter)"))
+
+    @property
+    def generating(self) -> bool:
+        """True while an answer streams."""
+        return self._generating
+
+    def _send_or_stop(self) -> None:
+        if self._generating:
+            self.stop_requested.emit()
+        else:
+            self._send()
+
+    def _send(self) -> None:
+        text = self.prompt.toPlainText().strip()
+        if not text or self._generating:
+            return
+        self.prompt.clear()
+        self.send_requested.emit(text)
+
+    def _on_scrolled(self, value: int) -> None:
+        bar = self.scroll.verticalScrollBar()
+        self._follow_tail = value >= bar.maximum() - 24
+
+    def _follow(self, _lo: int, hi: int) -> None:
+        if self._follow_tail:
+            self.scroll.verticalScrollBar().setValue(hi)
+

@@ -1,0 +1,92 @@
+"""The window's remembered state and the app's choices, in one INI file (Qt's QSettings).
+
+Only this module reads and writes the file. Its keys are the attributes below; `version` allows
+migrating them later. (Core settings will move to the TOML `Settings` of STYLE §7 when it exists.)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings
+
+VERSION = 1
+AUTO = -1  # gpu_layers: let the memory plan choose
+
+
+def default_path() -> Path:
+    """gui.ini in the platform's config folder for Hearth."""
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("hearth", appauthor=False)) / "gui.ini"
+
+
+class Prefs:
+    """Typed access to the INI file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._s = QSettings(str(path), QSettings.Format.IniFormat)
+        if self._s.value("version") is None:
+            self._s.setValue("version", VERSION)
+
+    def _get(self, key: str, default: Any, kind: type) -> Any:
+        value = self._s.value(key, default)
+        try:
+            if kind is bool:
+                return value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes")
+            return kind(value)
+        except (TypeError, ValueError):
+            return default
+
+    def _json(self, key: str, default: Any) -> Any:
+        try:
+            return json.loads(self._s.value(key, "") or "null") or default
+        except ValueError:
+            return default
+
+    def sync(self) -> None:
+        """Write to disk now."""
+        self._s.sync()
+
+    # Window state.
+    geometry = property(lambda self: self._s.value("window/geometry", QByteArray()),
+                        lambda self, v: self._s.setValue("window/geometry", v))
+    splitter = property(lambda self: self._s.value("window/splitter", QByteArray()),
+                        lambda self, v: self._s.setValue("window/splitter", v))
+    side_panel = property(lambda self: self._get("window/side_panel", True, bool),
+                          lambda self, v: self._s.setValue("window/side_panel", bool(v)))
+    side_tab = property(lambda self: self._get("window/side_tab", 0, int),
+                        lambda self, v: self._s.setValue("window/side_tab", int(v)))
+    last_workspace = property(lambda self: self._get("workspaces/last", "default", str),
+                              lambda self, v: self._s.setValue("workspaces/last", v))
+    # Workspaces the user created before indexing anything, display names, deleted ones.
+    extra_workspaces = property(lambda self: self._json("workspaces/extra", []),
+                                lambda self, v: self._s.setValue("workspaces/extra", json.dumps(sorted(set(v)))))
+    labels = property(lambda self: self._json("workspaces/labels", {}),
+                      lambda self, v: self._s.setValue("workspaces/labels", json.dumps(v, ensure_ascii=False)))
+    hidden_workspaces = property(lambda self: self._json("workspaces/hidden", []),
+                                 lambda self, v: self._s.setValue("workspaces/hidden", json.dumps(sorted(set(v)))))
+
+    # Folders kept in sync, per workspace: {workspace: [folder, ...]}.
+    watched = property(lambda self: self._json("workspaces/watched", {}),
+                       lambda self, v: self._s.setValue("workspaces/watched", json.dumps(v, ensure_ascii=False)))
+
+    # Choices made in Settings.
+    chat_model = property(lambda self: self._get("models/chat", "", str) or None,
+                          lambda self, v: self._s.setValue("models/chat", v or ""))
+    n_ctx = property(lambda self: self._get("models/n_ctx", 4096, int),
+                     lambda self, v: self._s.setValue("models/n_ctx", int(v)))
+    gpu_layers = property(lambda self: self._get("models/gpu_layers", AUTO, int),
+                          lambda self, v: self._s.setValue("models/gpu_layers", int(v)))
+    chunk_tokens = property(lambda self: self._get("index/chunk_tokens", 200, int),
+                            lambda self, v: self._s.setValue("index/chunk_tokens", int(v)))
+    data_dir = property(lambda self: self._get("index/data_dir", "", str) or None,
+                        lambda self, v: self._s.setValue("index/data_dir", str(v or "")))
+    api_server = property(lambda self: self._get("server/enabled", False, bool),
+                          lambda self, v: self._s.setValue("server/enabled", bool(v)))
+    language = property(lambda self: self._get("ui/language", "", str),
+                        lambda self, v: self._s.setValue("ui/language", v or ""))

@@ -1,0 +1,157 @@
+"""Small widgets shared by the panels: the inline error banner, a bar with parts, section titles."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+
+from app.gui import theme
+
+
+class Banner(QFrame):
+    """An inline message with its hint: red for errors, amber for warnings, with a close button."""
+
+    log_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("banner")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(12, 8, 8, 8)
+        self.text = QLabel()
+        self.text.setWordWrap(True)
+        self.text.setTextFormat(Qt.TextFormat.RichText)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        self.text.linkActivated.connect(lambda _link: self.log_requested.emit())
+        lay.addWidget(self.text, 1)
+        close = QToolButton()
+        close.setText("✕")
+        close.setAutoRaise(True)
+        close.setToolTip(self.tr("Dismiss"))
+        close.clicked.connect(self.hide)
+        lay.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.hide()
+
+    def show_message(self, message: str, hint: str | None = None, *, level: str = "error",
+                     log_link: bool = False) -> None:
+        """Show a message; `level` is 'error', 'warning' or 'info'."""
+        colour = {"error": theme.ERROR, "warning": theme.WARN}.get(level, theme.OK)
+        bg = QColor(colour)
+        bg.setAlpha(40)
+        self.setStyleSheet(
+            f"#banner {{ background: rgba({bg.red()},{bg.green()},{bg.blue()},{bg.alpha()});"
+            f" border: 1px solid {colour.name()}; border-radius: 6px; }}"
+        )
+        html = f"<b>{_esc(message)}</b>"
+        if hint:
+            html += f"<br>{_esc(hint)}"
+        if log_link:
+            link = self.tr("Open the log file")
+            html += f" <a href='log'>{_esc(link)}</a>"
+        self.text.setText(html)
+        self.show()
+
+    @property
+    def message(self) -> str:
+        """The plain text shown (for tests and accessibility)."""
+        from PySide6.QtGui import QTextDocumentFragment
+
+        return QTextDocumentFragment.fromHtml(self.text.text()).toPlainText()
+
+
+class PartsBar(QWidget):
+    """A horizontal bar of coloured parts over a total, with an optional marker (e.g. the margin)."""
+
+    def __init__(self, parent: QWidget | None = None, *, height: int = 14) -> None:
+        super().__init__(parent)
+        self._parts: list[tuple[float, QColor, str]] = []
+        self._total = 1.0
+        self._height = height
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setMinimumWidth(60)
+
+    def set_parts(self, parts: Sequence[tuple[float, QColor, str]], total: float) -> None:
+        """Parts as (value, colour, label); `total` is the full width (the rest is drawn as free)."""
+        self._parts = [(max(0.0, v), c, label) for v, c, label in parts]
+        self._total = max(total, sum(v for v, _, _ in self._parts), 1.0)
+        self.setToolTip("\n".join(label for _, _, label in self._parts if label))
+        self.update()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        return QSize(200, self._height)
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 - Qt API
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        r = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
+        clip = QPainterPath()
+        clip.addRoundedRect(r, 4, 4)
+        p.setClipPath(clip)
+        p.fillRect(r, self.palette().color(QPalette.ColorRole.Mid))
+        x = r.left()
+        for value, colour, _ in self._parts:
+            w = r.width() * value / self._total
+            p.fillRect(QRectF(x, r.top(), w, r.height()), colour)
+            x += w
+        p.end()
+
+
+def title(text: str) -> QLabel:
+    """A small bold section title."""
+    label = QLabel(text)
+    f = label.font()
+    f.setBold(True)
+    label.setFont(f)
+    return label
+
+
+def muted(text: str = "") -> QLabel:
+    """A label in the placeholder colour, wrapping."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    pal = label.palette()
+    pal.setColor(QPalette.ColorRole.WindowText, pal.color(QPalette.ColorRole.PlaceholderText))
+    label.setPalette(pal)
+    return label
+
+
+def dot(colour: QColor, size: int = 10) -> QLabel:
+    """A round status light."""
+    label = QLabel()
+    label.setFixedSize(size, size)
+    label.setStyleSheet(f"background: {colour.name()}; border-radius: {size // 2}px;")
+    return label
+
+
+def flat_button(text: str, tooltip: str = "") -> QPushButton:
+    """A push button without the heavy frame, for toolbars inside panels."""
+    b = QPushButton(text)
+    b.setFlat(True)
+    if tooltip:
+        b.setToolTip(tooltip)
+    return b
+
+
+def vbox(widget: QWidget, *, margins: int = 0, spacing: int = 6) -> QVBoxLayout:
+    """A vertical layout on `widget` with the given margins and spacing."""
+    lay = QVBoxLayout(widget)
+    lay.setContentsMargins(margins, margins, margins, margins)
+    lay.setSpacing(spacing)
+    return lay
+
+
+def human_bytes(n: float | None) -> str:
+    """1.5 GiB, 384 MiB, ..."""
+    if n is None:
+        return "?"
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}" if unit == "GiB" else f"{n / size:.0f} {unit}"
+    return f"{int(n)} B"
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

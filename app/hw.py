@@ -1,0 +1,196 @@
+"""`hearth hw`: the machine as Hearth sees it (GPUs, NPUs, CPU, RAM, drivers, runtimes), a checklist
+with a verdict and advice per line, and with `--model` the memory plan (and with `--load`, what
+llama.cpp really allocated beside it).
+
+    hearth hw [--model GGUF] [--ctx N] [--gpu-layers N] [--load] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from inference.budget import MemoryPlan, embedder_footprint, format_bytes, plan_memory
+from inference.checklist import Check
+from inference.errors import UsageError
+from inference.hardware import Machine, detect
+
+EXIT_OK = 0
+_TAGS = {"ok": "[ ok ]", "warn": "[warn]", "fail": "[FAIL]", "info": "[info]"}
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register `hw` on the CLI's subparsers."""
+    sp = subparsers.add_parser("hw", help="show the GPUs, NPU, drivers and runtimes, and plan a model's memory")
+    sp.add_argument("--model", default=None, help="built-in model name or path to a .gguf file to plan for")
+    sp.add_argument("--ctx", type=int, default=4096, help="context size in tokens for the plan (default: %(default)s)")
+    sp.add_argument("--gpu-layers", type=int, default=None, dest="gpu_layers",
+                    help="plan this many layers on the GPU instead of the most that fit (-1: all)")
+    sp.add_argument("--load", action="store_true",
+                    help="also load the model with llama.cpp and show what it really allocated beside the plan")
+    sp.add_argument("--json", action="store_true", help="print the result as JSON")
+    return sp
+
+
+def run(args: argparse.Namespace) -> int:
+    """Detect the machine, plan the model if one is given, and print the report."""
+    if args.ctx is not None and args.ctx < 0:
+        raise UsageError("--ctx must be 0 (the model's own context) or more.")
+    machine = detect()
+    plan = report = None
+    comparison: list[Any] = []
+    if args.model:
+        path = resolve_model(args.model, getattr(args, "data_dir", None))
+        plan = plan_for(machine, path, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers)
+        if args.load:
+            report, comparison = load_and_compare(path, plan, getattr(args, "threads", None))
+    if args.json:
+        out = machine.to_json()
+        if plan is not None:
+            out["plan"] = plan.to_json()
+            out["checks"].append(plan_check(plan).to_json())
+        if report is not None:
+            out["actual"] = report.to_json()
+            out["comparison"] = [c.to_json() for c in comparison]
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        print(render(machine, plan, report, comparison))
+    return EXIT_OK
+
+
+def resolve_model(model: str, data_dir: Path | None) -> Path:
+    """A GGUF path from a built-in model name (prepared in DATA_DIR/cache), a file in DATA_DIR/models, or a path."""
+    from inference.models import CHAT_MODELS, chat_model_path
+
+    if data_dir is None:
+        from app.cli import default_data_dir
+
+        data_dir = default_data_dir()
+    data_dir = Path(data_dir).expanduser()
+    if model in CHAT_MODELS:
+        return chat_model_path(model, data_dir / "cache")
+    for candidate in (Path(model).expanduser(), data_dir / "models" / model):
+        if candidate.is_file():
+            return candidate
+    raise UsageError(
+        f"No model called {model!r}: not a built-in model, not a file in {data_dir / 'models'}, not a path to a .gguf file.",
+        hint="Built-in models: " + ", ".join(sorted(CHAT_MODELS)),
+    )
+
+
+def plan_for(machine: Machine, path: Path, *, n_ctx: int = 4096, n_gpu_layers: int | None = None) -> MemoryPlan:
+    """The memory plan of a model on this machine (see Machine.plan)."""
+    return machine.plan(path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers)
+
+
+def plan_check(plan: MemoryPlan) -> Check:
+    """The checklist line for the plan."""
+    where = (f"{plan.n_gpu_layers}/{plan.n_layers} layers on {plan.device}" if plan.n_gpu_layers
+             else f"all {plan.n_layers} layers on the CPU")
+    need = (f"GPU {format_bytes(plan.gpu_need)} of {format_bytes(plan.gpu_free)} free"
+            f" (keeping {format_bytes(plan.margin)} spare), " if plan.n_gpu_layers else "")
+    need += f"RAM {format_bytes(plan.ram_need)} of {format_bytes(plan.ram_available)} available"
+    return Check("plan fits", "ok" if plan.fits else "fail", f"{where}; {need}", plan.warnings)
+
+
+def load_and_compare(path: Path, plan: MemoryPlan, threads: int | None) -> tuple[Any, list[Any]]:
+    """Load the model with llama.cpp as the plan says and compare what it allocated."""
+    from inference.llamalog import compare
+    from inference.llm import LlamaCppModel
+
+    model = LlamaCppModel(path, n_ctx=plan.n_ctx, n_gpu_layers=plan.n_gpu_layers, n_threads=threads)
+    try:
+        report = model.load_report
+    finally:
+        close = getattr(model, "close", None)
+        if callable(close):
+            close()
+    return report, compare(plan, report)
+
+
+def render(machine: Machine, plan: MemoryPlan | None = None, report: Any = None, comparison: list[Any] | None = None) -> str:
+    """The human report: checklist first, then the details."""
+    lines = [f"Hearth hardware check (system files read under {machine.root})", ""]
+    checks = machine.checks() + ([plan_check(plan)] if plan is not None else [])
+    width = max(len(c.name) for c in checks)
+    for c in checks:
+        lines.append(f"  {_TAGS.get(c.verdict, c.verdict)}  {c.name:<{width}}  {c.detail}")
+        for a in c.advice:
+            lines.append(f"  {'':6}  {'':<{width}}  → {a}")
+    lines.append("")
+    if machine.gpus:
+        lines.append("GPUs")
+        for g in machine.gpus:
+            ident = "  ".join(x for x in (g.pci_id, g.pci_slot, g.gfx_target, g.kind) if x)
+            lines.append(f"  GPU{g.index}  {g.name}  ({ident})")
+            mem = []
+            if g.vram_total is not None:
+                mem.append(f"VRAM {format_bytes(g.vram_total)} ({format_bytes(g.vram_used or 0)} used)")
+            if g.gtt_total is not None:
+                mem.append(f"GTT {format_bytes(g.gtt_total)} ({format_bytes(g.gtt_used or 0)} used)")
+            if g.rocm_supported is not None:
+                mem.append(f"ROCm: {'supported' if g.rocm_supported else 'not supported'} ({g.rocm_basis})")
+            if mem:
+                lines.append("        " + "   ".join(mem))
+    if machine.npus:
+        lines.append("NPUs")
+        for n in machine.npus:
+            lines.append(f"  {n.name}  ({n.pci_id}, {n.generation}, driver {n.driver or 'none'}"
+                         + (f", {n.device_node}" if n.device_node else "") + ")")
+    c = machine.cpu
+    lines.append(f"CPU   {c.model} ({c.cores} cores, {c.threads} threads"
+                 + (f"; {' '.join(c.features)}" if c.features else "") + ")")
+    lines.append(f"RAM   {format_bytes(machine.ram.total)} total, {format_bytes(machine.ram.available)} available")
+    rt = machine.runtimes
+    if rt is not None:
+        lines.append("Runtimes")
+        if rt.llama_cpp is not None and rt.llama_cpp.version:
+            lc = rt.llama_cpp
+            devs = ", ".join(f"{d.name} ({d.description})" for d in lc.devices) or "no devices"
+            lines.append(f"  llama.cpp     {lc.version}: {'GPU offload' if lc.gpu_offload else 'CPU only'}; {devs}")
+        if rt.onnxruntime is not None and rt.onnxruntime.version:
+            lines.append(f"  ONNX Runtime  {rt.onnxruntime.version}: {', '.join(rt.onnxruntime.working)}")
+    if plan is not None:
+        lines += ["", *render_plan(plan)]
+    if report is not None and comparison:
+        lines += ["", "Planned vs actual (llama.cpp's own buffer report)"]
+        lines.append(f"  {'':14}{'planned':>14}{'actual':>14}{'error':>9}")
+        for row in comparison:
+            if row.component == "n_gpu_layers":
+                lines.append(f"  {'GPU layers':14}{row.planned:>14}{row.actual:>14}")
+            else:
+                lines.append(f"  {row.component:14}{format_bytes(row.planned):>14}{format_bytes(row.actual):>14}"
+                             f"{row.error * 100:>8.1f}%")
+            if row.why:
+                lines.append(f"      why: {row.why}")
+        for note in report.notes[:5]:
+            lines.append(f"  llama.cpp: {note}")
+    return "\n".join(lines)
+
+
+def render_plan(plan: MemoryPlan) -> list[str]:
+    """The plan as readable lines."""
+    swa = f", sliding-window layers {plan.kv_cells_swa} cells" if plan.kv_cells_swa else ""
+    lines = [
+        f"Memory plan for {plan.model} ({plan.arch}), {plan.n_ctx}-token context",
+        f"  weights    {format_bytes(plan.weights):>12}   "
+        f"({format_bytes(plan.weights_cpu_mapped)} mapped from the file"
+        + (f", {format_bytes(plan.weights_cpu_repack)} repacked for the CPU" if plan.weights_cpu_repack else "")
+        + (f", {format_bytes(plan.weights_gpu)} on the GPU" if plan.weights_gpu else "") + ")",
+        f"  KV cache   {format_bytes(plan.kv_cache):>12}   ({plan.type_k}/{plan.type_v}, {plan.kv_cells} cells{swa})",
+        f"  compute    {format_bytes(plan.compute):>12}   (peak of one {plan.n_ubatch}-token batch"
+        + (f"; {format_bytes(plan.compute_gpu)} on the GPU" if plan.compute_gpu else "") + ")",
+        f"  output     {format_bytes(plan.output):>12}",
+    ]
+    if plan.embedder is not None:
+        lines.append(f"  embedder   {format_bytes(plan.embedder.total):>12}   ({plan.embedder.name} on the {plan.embedder.device.upper()})")
+    lines.append(f"  layers     {plan.n_gpu_layers}/{plan.n_layers} on the GPU → {plan.device}")
+    if plan.max_gpu_layers is not None and plan.max_gpu_layers != plan.n_gpu_layers:
+        lines.append(f"             ({plan.max_gpu_layers} would fit in the GPU's free memory)")
+    lines.append(f"  fits       {'yes' if plan.fits else 'NO'}")
+    for w in plan.warnings:
+        lines.append(f"  warning: {w}")
+    return lines
+

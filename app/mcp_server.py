@@ -1,0 +1,83 @@
+"""Hearth as an MCP server over stdio: agents search, ask and list the office's documents as tools.
+
+Tools (official `mcp` SDK, stdio transport):
+    search_documents(query, k=5)   the passages that best match a query, with their sources
+    ask(question)                  an answer grounded in the documents, with the passages it used
+    list_sources()                 every indexed document of the workspace
+
+The SDK runs each call on a worker thread; one lock keeps them one at a time, as the models are single
+stateful resources. Nothing may be written to stdout but the protocol, so all logging goes to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+from inference.errors import HearthError
+from rag.service import DEFAULT_WORKSPACE, Hearth, check_workspace
+
+INSTRUCTIONS = (
+    "Hearth answers from an office's private documents, on this machine. Use search_documents to find "
+    "passages (each with its source file, page and heading), ask for a short answer grounded in them with "
+    "citations, and list_sources to see which documents are indexed."
+)
+
+
+def build_mcp(hearth: Hearth, *, workspace: str = DEFAULT_WORKSPACE) -> Any:
+    """An MCP server whose tools answer from `workspace` through `hearth`."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    workspace = check_workspace(workspace)
+    server = MCPServer("hearth", instructions=INSTRUCTIONS, log_level="WARNING")
+    lock = threading.Lock()
+
+    def run(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        with lock:
+            try:
+                return fn(*args, **kwargs)
+            except HearthError as exc:  # the sentence a user reads, as the tool's error
+                raise ToolError(f"{exc} {exc.hint}" if exc.hint else str(exc)) from exc
+
+    @server.tool()
+    def search_documents(query: str, k: int = 5) -> dict[str, Any]:
+        """Find the k passages of the office's documents that best match a query (k from 1 to 20).
+
+        Returns the passages best first, each with its source file, page, heading, score and text.
+        """
+        if not 1 <= k <= 20:
+            raise ToolError("k must be between 1 and 20.")
+        hits = run(hearth.search, query, k=k, workspace=workspace)
+        return {"workspace": workspace, "passages": [h.to_json() for h in hits]}
+
+    @server.tool()
+    def ask(question: str) -> dict[str, Any]:
+        """Answer a question from the office's documents with a local model.
+
+        Returns the answer, which cites passages as [1], [2]..., and the numbered passages it was given
+        (source file, page, heading, text, and whether the answer cites it).
+        """
+        result = run(hearth.ask, question, workspace=workspace)
+        out = result.to_json()
+        return {"workspace": workspace, "answer": out["answer"], "sources": out["sources"]}
+
+    @server.tool()
+    def list_sources() -> dict[str, Any]:
+        """List the documents indexed in the workspace, with their number of passages and pages."""
+        docs = run(hearth.sources, workspace=workspace)
+        return {"workspace": workspace, "sources": [
+            {"source": d.source, "status": d.status, "chunks": d.chunks, "pages": d.pages, "indexed": d.updated}
+            for d in docs
+        ]}
+
+    return server
+
+
+def mcp_command(hearth: Hearth, args: Any) -> int:
+    """`hearth mcp`: serve the tools over stdin/stdout until the client closes them."""
+    server = build_mcp(hearth, workspace=args.workspace)
+    print(f"Hearth MCP server on stdio (workspace {args.workspace!r}).", file=sys.stderr)
+    server.run("stdio")
+    return 0

@@ -1,0 +1,327 @@
+"""Embedding benchmark: Hearth's ONNX Runtime embedder against sentence-transformers, in the same run.
+
+    python -m bench.embeddings [--json] [--chunks N] [--rounds R] [--threads T] [--precision int8|fp32]
+                               [--baseline-python PY] [--cache DIR]
+    python -m bench.embeddings --sweep [--load N]      batch sizes x thread spinning, optionally under load
+
+The corpus is real text: the docstrings of this Python's standard library, packed into chunks of at
+most 200 embedder tokens (the size Hearth's ingestion uses), a fixed sample of N of them. Both engines
+embed the same chunks with the same number of threads, alternately, R rounds each; the best round of
+each counts (the machine may be shared, and the best round is the one least disturbed by others).
+
+The baseline is sentence-transformers (PyTorch) on the same model folder. It is imported here when it
+is installed (`pip install '.[bench]'`); otherwise `--baseline-python` (or HEARTH_BENCH_PYTHON) names
+an interpreter that has it, and the baseline runs there as a worker process, driven round by round.
+
+Quality: the cosine of every Hearth vector to the baseline's (mean, min), the overlap of each chunk's
+5 nearest neighbours under both (top5_overlap), and a retrieval proxy: one sentence of each chunk is
+the question, and hit@5 is how often its chunk is among the 5 nearest (for both engines).
+
+--json prints one JSON object: {"model", "chunks", "baseline_chunks_per_s", "hearth_chunks_per_s",
+"ratio", "mean_cosine", "min_cosine", "provider", ...}; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import json
+import multiprocessing
+import os
+import random
+import re
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+CHUNK_TOKENS = 200
+_SENTENCE = re.compile(r"[^.!?]{30,200}[.!?]")
+
+
+def stdlib_docstrings(root: Path | None = None) -> Iterator[str]:
+    """Docstrings of at least 20 words from the standard library's modules, in a fixed order (tests skipped)."""
+    root = Path(root or sysconfig.get_paths()["stdlib"])
+    files = sorted(root.glob("*.py")) + sorted(root.glob("*/*.py"))
+    for path in files:
+        if "test" in path.parent.name or path.name.startswith("test"):
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, OSError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node)
+                if doc and len(doc.split()) >= 20:
+                    yield doc
+
+
+@functools.cache
+def _stdlib_words() -> tuple[str, ...]:
+    return tuple(w for doc in stdlib_docstrings() for w in doc.split())
+
+
+def make_chunks(count_tokens: Callable[[str], int], n: int, *, seed: int = 0) -> list[str]:
+    """Pack the docstrings' words into chunks of at most CHUNK_TOKENS tokens; return a fixed sample of n."""
+    words = _stdlib_words()
+    chunks: list[str] = []
+    i = 0
+    while i < len(words):
+        j = i + 160
+        text = " ".join(words[i:j])
+        while j - i > 10 and count_tokens(text) > CHUNK_TOKENS:
+            j -= 10
+            text = " ".join(words[i:j])
+        chunks.append(text)
+        i = j
+    random.Random(seed).shuffle(chunks)
+    return chunks[:n]
+
+
+def make_questions(chunks: Sequence[str], *, seed: int = 0) -> list[str]:
+    """One sentence of each chunk, chosen at random, as a stand-in question whose answer is that chunk."""
+    rng = random.Random(seed)
+    questions = []
+    for chunk in chunks:
+        sentences = _SENTENCE.findall(chunk) or [" ".join(chunk.split()[:20])]
+        questions.append(rng.choice(sentences).strip())
+    return questions
+
+
+def neighbour_overlap(a: np.ndarray, b: np.ndarray, k: int = 5) -> float:
+    """Mean share of each row's k nearest rows (itself excluded) that two embeddings agree on."""
+    def top(v: np.ndarray) -> np.ndarray:
+        sims = v @ v.T
+        np.fill_diagonal(sims, -np.inf)
+        return np.argsort(-sims, axis=1)[:, :k]
+
+    ta, tb = top(a), top(b)
+    return float(np.mean([len(set(x) & set(y)) / k for x, y in zip(ta, tb, strict=True)]))
+
+
+def hit_at(questions: np.ndarray, chunks: np.ndarray, k: int = 5) -> float:
+    """Share of questions whose own chunk (same row) is among the k most similar chunks."""
+    top = np.argsort(-(questions @ chunks.T), axis=1)[:, :k]
+    return float(np.mean([i in row for i, row in enumerate(top)]))
+
+
+# The baseline, in this process or in a worker process of another interpreter.
+class _LocalBaseline:
+    def __init__(self, model_dir: Path, threads: int) -> None:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(threads)
+        self.model = SentenceTransformer(str(model_dir), device="cpu")
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.model.encode(list(texts), batch_size=32, convert_to_numpy=True, normalize_embeddings=True)
+
+    def close(self) -> None:
+        pass
+
+
+class _WorkerBaseline:
+    """Drives `python bench/embeddings.py --worker` in another interpreter through stdin/stdout."""
+
+    def __init__(self, python: str, model_dir: Path, threads: int) -> None:
+        self.proc = subprocess.Popen(
+            [python, str(Path(__file__).resolve()), "--worker", str(model_dir), str(threads)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
+        )
+        self._tmp = Path(tempfile.mkdtemp(prefix="hearth-bench-"))
+        self._ask({"cmd": "ping"})
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"the baseline worker stopped (exit code {self.proc.wait()})")
+        return json.loads(line)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        src, out = self._tmp / "texts.json", self._tmp / "vectors.npy"
+        src.write_text(json.dumps(list(texts)), encoding="utf-8")
+        self._ask({"cmd": "embed", "texts": str(src), "out": str(out)})
+        return np.load(out)
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def _worker(model_dir: str, threads: str) -> None:
+    """The baseline worker's loop: one JSON request per line on stdin, one JSON reply per line on stdout."""
+    baseline = _LocalBaseline(Path(model_dir), int(threads))
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["cmd"] == "embed":
+            texts = json.loads(Path(request["texts"]).read_text(encoding="utf-8"))
+            np.save(request["out"], baseline.embed(texts).astype(np.float32))
+        print(json.dumps({"ok": True}), flush=True)
+
+
+def _baseline(model_dir: Path, threads: int, python: str | None) -> _LocalBaseline | _WorkerBaseline:
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        if not python:
+            raise SystemExit(
+                "sentence-transformers is not installed here, and the benchmark needs it for its baseline.\n"
+                "Install the bench extra (CPU PyTorch):  pip install --extra-index-url "
+                "https://download.pytorch.org/whl/cpu '.[bench]'\n"
+                "or name an interpreter that has it:    --baseline-python /path/to/venv/bin/python"
+            ) from None
+        return _WorkerBaseline(python, model_dir, threads)
+    return _LocalBaseline(model_dir, threads)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _timed(embed: Callable[[Sequence[str]], np.ndarray], texts: Sequence[str]) -> tuple[float, np.ndarray]:
+    started = time.perf_counter()
+    vectors = embed(texts)
+    return time.perf_counter() - started, vectors
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Embed the corpus with both engines and return the report."""
+    from inference.embedder import OnnxEmbedder
+    from inference.models import DEFAULT_EMBEDDER, _module_dir, default_embedder_dir
+
+    source = _module_dir(DEFAULT_EMBEDDER.module, DEFAULT_EMBEDDER.package) / DEFAULT_EMBEDDER.folder
+    folder = default_embedder_dir(args.cache, precision=args.precision)
+    hearth = OnnxEmbedder(folder, threads=args.threads)
+    chunks = make_chunks(hearth.count_tokens, args.chunks)
+    questions = make_questions(chunks)
+    _say(f"{len(chunks)} chunks; Hearth: {hearth.name} on {hearth.provider_note}; "
+         f"placement: {hearth.placement.note if hearth.placement else 'not checked'}")
+    baseline = _baseline(source, args.threads, args.baseline_python)
+    try:
+        baseline.embed(chunks[:8])  # warm-up: first-call costs are not throughput
+        hearth.embed(chunks[:8])
+        best_base = best_hearth = float("inf")
+        base_vectors = hearth_vectors = None
+        for r in range(args.rounds):
+            t, base_vectors = _timed(baseline.embed, chunks)
+            best_base = min(best_base, t)
+            t2, hearth_vectors = _timed(hearth.embed, chunks)
+            best_hearth = min(best_hearth, t2)
+            _say(f"round {r + 1}/{args.rounds}: sentence-transformers {len(chunks) / t:.1f} chunks/s, "
+                 f"Hearth {len(chunks) / t2:.1f} chunks/s")
+        assert base_vectors is not None and hearth_vectors is not None
+        base_q = baseline.embed(questions)
+    finally:
+        baseline.close()
+    hearth_q = hearth.embed_query(questions)
+    cosine = np.sum(base_vectors * hearth_vectors, axis=1)
+    base_rate, hearth_rate = len(chunks) / best_base, len(chunks) / best_hearth
+    return {
+        "model": DEFAULT_EMBEDDER.name,
+        "chunks": len(chunks),
+        "baseline_chunks_per_s": round(base_rate, 2),
+        "hearth_chunks_per_s": round(hearth_rate, 2),
+        "ratio": round(hearth_rate / base_rate, 3),
+        "mean_cosine": round(float(cosine.mean()), 5),
+        "min_cosine": round(float(cosine.min()), 5),
+        "provider": hearth.provider,
+        "placement": hearth.placement.note if hearth.placement else None,
+        "precision": hearth.precision,
+        "threads": args.threads,
+        "rounds": args.rounds,
+        "top5_overlap": round(neighbour_overlap(base_vectors, hearth_vectors), 4),
+        "hit5_baseline": round(hit_at(base_q, base_vectors), 4),
+        "hit5_hearth": round(hit_at(hearth_q, hearth_vectors), 4),
+        "corpus": "Python standard library docstrings, chunks of at most 200 tokens",
+    }
+
+
+def _burn(stop: Any) -> None:
+    """Keep one core busy until `stop` is set: the 'other program' of --sweep --load."""
+    x = 0
+    while not stop.is_set():
+        x = (x * 31 + 7) % 1_000_003
+
+
+def sweep(args: argparse.Namespace) -> dict[str, Any]:
+    """Hearth's throughput for several batch sizes, with and without spinning threads, under `--load` busy cores."""
+    from inference.embedder import OnnxEmbedder
+    from inference.models import default_embedder_dir
+
+    folder = default_embedder_dir(args.cache, precision=args.precision)
+    probe = OnnxEmbedder(folder, threads=args.threads, verify_placement=False)
+    chunks = make_chunks(probe.count_tokens, args.chunks)
+    stop = multiprocessing.Event()
+    burners = [multiprocessing.Process(target=_burn, args=(stop,), daemon=True) for _ in range(args.load)]
+    for p in burners:
+        p.start()
+    results: dict[str, float] = {}
+    try:
+        embedders = {
+            (batch, spin): OnnxEmbedder(folder, threads=args.threads, batch_size=batch, spin=spin,
+                                        verify_placement=False)
+            for batch in (8, 16, 32, 64) for spin in (False, True)
+        }
+        for r in range(args.rounds):
+            for (batch, spin), emb in embedders.items():
+                t, _ = _timed(emb.embed, chunks)
+                key = f"batch={batch} spin={'on' if spin else 'off'}"
+                results[key] = max(results.get(key, 0.0), len(chunks) / t)
+            _say(f"sweep round {r + 1}/{args.rounds} done")
+    finally:
+        stop.set()
+        for p in burners:
+            p.join()
+    return {"precision": args.precision, "threads": args.threads, "load": args.load, "chunks": len(chunks),
+            "chunks_per_s": {k: round(v, 2) for k, v in results.items()}}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; print the result."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--worker"]:
+        _worker(*argv[1:3])
+        return 0
+    parser = argparse.ArgumentParser(prog="python -m bench.embeddings", description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--chunks", type=int, default=256, help="chunks to embed (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per engine (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="threads of each engine")
+    parser.add_argument("--precision", choices=("int8", "fp32"), default="int8", help="Hearth's graph")
+    parser.add_argument("--baseline-python", default=os.environ.get("HEARTH_BENCH_PYTHON"),
+                        help="an interpreter with sentence-transformers, when this one has none")
+    parser.add_argument("--cache", type=Path, default=None, help="Hearth's cache folder (default: the data dir's)")
+    parser.add_argument("--sweep", action="store_true", help="measure batch sizes and thread spinning instead")
+    parser.add_argument("--load", type=int, default=0, help="with --sweep: busy processes running alongside")
+    args = parser.parse_args(argv)
+    if args.cache is None:
+        from app.cli import default_data_dir
+
+        args.cache = default_data_dir() / "cache"
+    report = sweep(args) if args.sweep else run(args)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        for key, value in report.items():
+            print(f"{key:>22}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--worker"]:
+        sys.path.insert(0, str(REPO))
+    raise SystemExit(main())

@@ -1,0 +1,341 @@
+"""Quote benchmark: do the supporting quotes shown with an answer contain the answer itself?
+
+    python -m bench.quotes [--json] [--k 5] [--limit N] [--reuse DIR] [--details FILE] [--threads N]
+
+Builds (or, with --reuse DIR, reuses) the workspace of bench/retrieval.py on the same corpus, then for
+every question of bench/data/retrieval_questions.json:
+  - searches it (`Hearth.search`, k passages),
+  - asks the real default chat model through `Hearth.ask` (same k), which gives the reply and the passages
+    the model was given,
+  - aligns the reply with those passages (`rag.quotes.align`) to get the quotes shown with it.
+
+Each question carries gold key phrases ("answer": a number, a command, a file name...); any one of them
+counts. A text contains the answer when a phrase occurs in it after normalisation (see `normalise`: Unicode
+compatibility forms, typographic quotes and dashes as ASCII, case folded, whitespace runs as one space) and
+not inside a longer word or number ("debi" is not found in "debian", "41" not in "141"). Reported, as shares:
+  - answer_in_retrieved: in any of the k passages `Hearth.search` returned;
+  - answer_in_passages: in any passage given to the model (`Answer.sources`, after score and size limits);
+  - reply_contains: in the model's reply;
+  - quote_contains: in any quote shown (the aligned quotes, or the fallback quotes that replace a failed reply);
+  - quote_contains_when_in_passages: quote_contains among the questions with answer_in_passages (the issue's
+    target is 0.9);
+  - fallback_rate: share of questions whose reply was replaced by quotes;
+  - quote_offsets_exact: share of quotes whose start/end point at exactly their text in the document.
+
+Summary JSON on stdout with --json (else the table), the table and progress on stderr; --details writes
+one JSON line per question as it finishes (question, gold, reply, quotes, sentences, passages).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import sys
+import tempfile
+import time
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path, PurePath
+from typing import IO, Any
+
+from bench import corpus
+from bench.retrieval import QUESTIONS_FILE, WORKSPACE, Question, index_corpus, load_questions
+
+# Typographic characters the PDF and HTML loaders keep, written as a model would type them.
+_ASCII = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}
+    | {"\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00a0": " "}
+)
+
+
+def normalise(text: str) -> str:
+    """Text as compared: compatibility forms, ASCII quotes and dashes, case folded, whitespace runs as one space."""
+    return " ".join(unicodedata.normalize("NFKC", text).translate(_ASCII).casefold().split())
+
+
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    body = re.escape(normalise(phrase))
+    # A phrase that starts or ends with a letter or digit must not continue a longer word or number there.
+    before = r"(?<![^\W_])" if phrase[:1].isalnum() else ""
+    after = r"(?![^\W_])" if phrase[-1:].isalnum() else ""
+    return re.compile(before + body + after)
+
+
+def contains_answer(text: str, phrases: Iterable[str]) -> bool:
+    """Whether any gold phrase occurs in the text, normalised, as whole words at its letter/digit ends."""
+    norm = normalise(text)
+    return any(_phrase_pattern(p).search(norm) for p in phrases if p.strip())
+
+
+def load_answers(path: Path = QUESTIONS_FILE) -> dict[str, tuple[str, ...]]:
+    """The gold phrases of every question, by question id."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return {q["id"]: tuple(q.get("answer", ())) for q in doc["questions"]}
+
+
+def run(
+    questions: Sequence[Question],
+    answers: dict[str, tuple[str, ...]],
+    *,
+    data_dir: Path,
+    documents: Sequence[Path],
+    k: int = 5,
+    threads: int | None = None,
+    details: IO[str] | None = None,
+    log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
+) -> dict[str, Any]:
+    """Index the documents into data_dir, ask and align every question; returns the summary."""
+    from rag.quotes import align
+    from rag.service import Hearth, HearthConfig
+
+    hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads, n_threads=threads))
+    report, chunks, ingest_s = index_corpus(hearth, documents, questions, log=log)
+    t0 = time.perf_counter()
+    hearth.search("warm-up query", k=k, workspace=WORKSPACE)
+    hearth.warm_up(wait=True)  # loads the chat model and reads its fixed instructions once
+    warmup_s = time.perf_counter() - t0
+    texts = DocumentTexts()
+
+    rows: list[dict[str, bool]] = []
+    totals = {"search": 0.0, "ask": 0.0, "align": 0.0}
+    offsets = [0, 0]  # quotes whose offsets point at their text, quotes shown
+    interrupted = False
+    try:
+        for i, q in enumerate(questions, 1):
+            row, detail = measure(hearth, q, answers.get(q.id, ()), k=k, texts=texts, align=align)
+            rows.append(row)
+            for name, seconds in detail["seconds"].items():
+                totals[name] += seconds
+            offsets[0] += sum(detail["quote_offsets_exact"])
+            offsets[1] += len(detail["quote_offsets_exact"])
+            log(
+                f"[{i}/{len(questions)}] {q.id}: passages {'Y' if row['answer_in_passages'] else '-'} "
+                f"reply {'Y' if row['reply_contains'] else '-'} quote {'Y' if row['quote_contains'] else '-'}"
+                f"{' fallback' if row['fallback'] else ''}; ask {detail['seconds']['ask']:.1f} s"
+            )
+            if details is not None:
+                details.write(json.dumps(detail, ensure_ascii=False) + "\n")
+                details.flush()
+    except KeyboardInterrupt:  # Ctrl+C or SIGTERM: report the questions finished so far
+        interrupted = True
+        log(f"interrupted: {len(rows)} of {len(questions)} questions done")
+
+    summary = summarise(rows)
+    summary.update(
+        {
+            "k": k,
+            "interrupted": interrupted,
+            "quote_offsets_exact": round(offsets[0] / offsets[1], 4) if offsets[1] else None,
+            "corpus": {"documents": len(documents), "chunks": chunks, "failed": len(report.failed)},
+            "seconds": {
+                "ingest": round(ingest_s, 3),
+                "warmup": round(warmup_s, 3),
+                **{name: round(s, 3) for name, s in totals.items()},
+                "per_question": round(sum(totals.values()) / max(1, len(rows)), 3),
+            },
+        }
+    )
+    return summary
+
+
+def measure(
+    hearth: Any, q: Question, gold: Sequence[str], *, k: int, texts: DocumentTexts, align: Callable[..., Any]
+) -> tuple[dict[str, bool], dict[str, Any]]:
+    """Search, ask and align one question; returns its outcome and its details line."""
+    t0 = time.perf_counter()
+    hits = hearth.search(q.question, k=k, workspace=WORKSPACE)
+    t1 = time.perf_counter()
+    answer = hearth.ask(q.question, k=k, workspace=WORKSPACE)
+    t2 = time.perf_counter()
+    # Measured on the passages the model was given, as the answer's quotes would be.
+    support = align(answer.text, q.question, answer.sources, embedder=hearth.embedder)
+    t3 = time.perf_counter()
+    row = {
+        "answer_in_retrieved": any(contains_answer(h.text, gold) for h in hits),
+        "answer_in_passages": any(contains_answer(h.text, gold) for h in answer.sources),
+        "reply_contains": contains_answer(answer.text, gold),
+        "quote_contains": any(contains_answer(qt.text, gold) for qt in support.quotes),
+        "fallback": support.fallback,
+    }
+    detail = {
+        "id": q.id,
+        "question": q.question,
+        "gold": list(gold),
+        **row,
+        "reply": answer.text,
+        "shown": support.text,
+        "quotes": [dict(qt.to_json(), passage=qt.passage, score=qt.score) for qt in support.quotes],
+        "quote_offsets_exact": [texts.span(qt.source, qt.start, qt.end) == qt.text for qt in support.quotes],
+        "sentences": [s.to_json() for s in support.sentences],
+        "gold_passages": [n for n, h in enumerate(answer.sources, 1) if contains_answer(h.text, gold)],
+        "passages": [_hit_json(h) for h in answer.sources],
+        "seconds": {"search": round(t1 - t0, 3), "ask": round(t2 - t1, 3), "align": round(t3 - t2, 3)},
+    }
+    return row, detail
+
+
+def summarise(rows: Sequence[dict[str, bool]]) -> dict[str, Any]:
+    """The shares over per-question outcomes (keys as in the module docstring)."""
+    n = len(rows)
+
+    def share(key: str, among: Sequence[dict[str, bool]]) -> float | None:
+        return round(sum(r[key] for r in among) / len(among), 4) if among else None
+
+    in_passages = [r for r in rows if r["answer_in_passages"]]
+    return {
+        "n": n,
+        "reply_contains": share("reply_contains", rows),
+        "quote_contains": share("quote_contains", rows),
+        "answer_in_passages": share("answer_in_passages", rows),
+        "quote_contains_when_in_passages": share("quote_contains", in_passages),
+        "fallback_rate": share("fallback", rows),
+        "answer_in_retrieved": share("answer_in_retrieved", rows),
+        "reply_contains_when_in_passages": share("reply_contains", in_passages),
+        "n_in_passages": len(in_passages),
+    }
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """The summary as a plain-text table."""
+
+    def pct(value: float | None) -> str:
+        return "   n/a" if value is None else f"{value * 100:5.1f}%"
+
+    n, m = summary["n"], summary["n_in_passages"]
+    s = summary["seconds"]
+    rows = [
+        (f"answer in the {summary['k']} retrieved passages", summary["answer_in_retrieved"], n),
+        ("answer in the passages given to the model", summary["answer_in_passages"], n),
+        ("answer in the model's reply", summary["reply_contains"], n),
+        ("answer in a shown quote", summary["quote_contains"], n),
+        ("  reply, when in the passages", summary["reply_contains_when_in_passages"], m),
+        ("  quote, when in the passages (target 90%)", summary["quote_contains_when_in_passages"], m),
+        ("reply replaced by quotes (fallback)", summary["fallback_rate"], n),
+        ("quote offsets exact in the document", summary["quote_offsets_exact"], None),
+    ]
+    stopped = " (interrupted: the questions finished)" if summary["interrupted"] else ""
+    lines = [f"Quote benchmark: {n} questions{stopped}, k={summary['k']}", ""]
+    lines += [f"{label:<46}{pct(value)}" + (f"  of {of}" if of is not None else "") for label, value, of in rows]
+    lines.append("")
+    lines.append(
+        f"seconds: ingest {s['ingest']:.1f}, warm-up {s['warmup']:.1f}, search {s['search']:.1f}, "
+        f"ask {s['ask']:.1f}, align {s['align']:.1f}; {s['per_question']:.1f} per question"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; returns 0, or 1 when the corpus cannot be had or some documents failed to index."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    parser = argparse.ArgumentParser(prog="python -m bench.quotes", description=__doc__.split("\n")[0])
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    parser.add_argument("--k", type=int, default=5, help="passages retrieved per question (default: %(default)s)")
+    parser.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N questions")
+    parser.add_argument(
+        "--reuse", type=Path, default=None, metavar="DIR", help="data folder to build the index in and keep"
+    )
+    parser.add_argument("--questions", type=Path, default=QUESTIONS_FILE, help="question file (default: %(default)s)")
+    parser.add_argument(
+        "--corpus-cache",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help=f"where the corpus is downloaded and unpacked (default: {corpus.DEFAULT_CACHE_DIR})",
+    )
+    parser.add_argument(
+        "--details", type=Path, default=None, metavar="FILE", help="write one JSON line per question to FILE"
+    )
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads of both models (default: %(default)s)")
+    args = parser.parse_args(argv)
+    if not 1 <= args.k <= 20:
+        parser.error("--k must be between 1 and 20")
+    if args.limit is not None and args.limit < 1:
+        parser.error("--limit must be at least 1")
+
+    from inference.errors import HearthError
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    questions = load_questions(args.questions)[: args.limit]
+    answers = load_answers(args.questions)
+    missing = [q.id for q in questions if not answers.get(q.id)]
+    if missing:
+        parser.error(f"questions without a gold answer: {', '.join(missing)}")
+    try:
+        documents = corpus.documents(args.corpus_cache, log=log)
+    except corpus.CorpusError as exc:
+        log(f"bench.quotes: error: {exc}")
+        return 1
+    details = args.details.open("w", encoding="utf-8") if args.details is not None else None
+    options = {"documents": documents, "k": args.k, "threads": args.threads, "details": details, "log": log}
+    try:
+        if args.reuse is not None:
+            args.reuse.mkdir(parents=True, exist_ok=True)
+            summary = run(questions, answers, data_dir=args.reuse, **options)
+        else:
+            with tempfile.TemporaryDirectory(prefix="hearth-bench-", ignore_cleanup_errors=True) as tmp:
+                summary = run(questions, answers, data_dir=Path(tmp), **options)
+    except HearthError as exc:
+        log(f"bench.quotes: error: {exc}")
+        if exc.hint:
+            log(f"hint: {exc.hint}")
+        return 1
+    finally:
+        if details is not None:
+            details.close()
+    table = format_table(summary)
+    if args.json:
+        log(table)
+        print(json.dumps(summary, ensure_ascii=False))
+    else:
+        print(table)
+    return 1 if summary["corpus"]["failed"] else 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+class DocumentTexts:
+    """Each document's full extracted text, loaded once, to check quote offsets against."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str | None] = {}
+
+    def span(self, source: str, start: int, end: int) -> str | None:
+        """The document's text from start to end (None when the document cannot be read)."""
+        if source not in self._texts:
+            from inference.errors import LoadError
+            from rag.loaders import full_text, load
+
+            try:
+                self._texts[source] = full_text(load(Path(source)))
+            except LoadError:
+                self._texts[source] = None
+        text = self._texts[source]
+        return None if text is None else text[start:end]
+
+
+def _hit_json(hit: Any) -> dict[str, Any]:
+    """A passage with everything needed to rebuild its Hit offline (to replay the aligner)."""
+    return {
+        "source": hit.source,
+        "place": "/".join(PurePath(hit.source).parts[-2:]),
+        "page": hit.page,
+        "heading": hit.heading,
+        "score": round(hit.score, 6),
+        "text": hit.text,
+        "start": hit.start,
+        "end": hit.end,
+        "chunk_id": hit.chunk_id,
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

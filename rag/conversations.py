@@ -1,0 +1,251 @@
+"""Conversations per workspace in SQLite: each question, its answer and the sources it was given.
+
+One database file for all workspaces; a conversation belongs to one workspace. Answers are stored with
+their passages (source, page, heading, text) and which of them were cited, so a reopened conversation
+shows the same sources even after the documents changed or were forgotten.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inference.errors import StoreError, UsageError
+from rag.answer import Answer
+from rag.answer import Turn as HistoryTurn
+from rag.store import Hit
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    workspace TEXT NOT NULL,
+    title TEXT NOT NULL,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS conversations_by_workspace ON conversations (workspace, updated);
+CREATE TABLE IF NOT EXISTS turns (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    question TEXT NOT NULL,
+    text TEXT NOT NULL,            -- the reply as shown (also a partial one, when it was stopped)
+    error TEXT,                    -- why there is no full answer, if there is none
+    sources TEXT NOT NULL,         -- JSON: the passages given, numbered from 1
+    cited TEXT NOT NULL,           -- JSON: the numbers of the cited passages
+    timings TEXT NOT NULL,         -- JSON
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation, id);
+"""
+_VERSION = 1
+
+
+@dataclass
+class Turn:
+    """One question and its answer (None when it was stopped or failed; `text` is what was shown)."""
+
+    question: str
+    answer: Answer | None = None
+    text: str = ""
+    error: str | None = None
+    created: float = field(default_factory=time.time)
+
+
+@dataclass
+class Conversation:
+    """A titled list of turns in one workspace; `turns` is empty in listings (see `turn_count`)."""
+
+    id: int
+    workspace: str
+    title: str
+    created: float = field(default_factory=time.time)
+    updated: float = field(default_factory=time.time)
+    turns: list[Turn] = field(default_factory=list)
+    turn_count: int = 0
+
+    def questions(self) -> list[str]:
+        """The earlier questions that were answered, for follow-up search."""
+        return [t.question for t in self.turns if t.answer is not None]
+
+    def history(self) -> list[HistoryTurn]:
+        """The answered turns as the model's conversation history."""
+        return [HistoryTurn(t.question, t.text) for t in self.turns if t.answer is not None and t.text]
+
+
+class ConversationStore:
+    """Conversations in an SQLite file; safe to use from several threads of one process."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.executescript(_SCHEMA)
+            self._db.execute(f"PRAGMA user_version = {_VERSION}")
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"Cannot open the conversation history {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                yield self._db
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._db.execute("ROLLBACK")
+                raise StoreError(f"Cannot update the conversation history: {exc}") from exc
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def list(self, workspace: str) -> list[Conversation]:
+        """The workspace's conversations, most recently used first (without their turns)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.id, c.workspace, c.title, c.created, c.updated, "
+                "(SELECT COUNT(*) FROM turns t WHERE t.conversation = c.id) "
+                "FROM conversations c WHERE c.workspace = ? ORDER BY c.updated DESC, c.id DESC",
+                (workspace,),
+            ).fetchall()
+        return [Conversation(r[0], r[1], r[2], r[3], r[4], [], r[5]) for r in rows]
+
+    def create(self, workspace: str, title: str) -> Conversation:
+        """A new, empty conversation."""
+        now = time.time()
+        title = " ".join(title.split())[:80] or "New conversation"
+        with self._tx() as db:
+            cur = db.execute(
+                "INSERT INTO conversations (workspace, title, created, updated) VALUES (?, ?, ?, ?)",
+                (workspace, title, now, now),
+            )
+        return Conversation(int(cur.lastrowid or 0), workspace, title, now, now)
+
+    def get(self, conv_id: int) -> Conversation | None:
+        """A conversation with all its turns, or None."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT id, workspace, title, created, updated FROM conversations WHERE id = ?", (conv_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            turns = self._db.execute(
+                "SELECT question, text, error, sources, cited, timings, created FROM turns "
+                "WHERE conversation = ? ORDER BY id",
+                (conv_id,),
+            ).fetchall()
+        conv = Conversation(row[0], row[1], row[2], row[3], row[4])
+        conv.turns = [_turn(*t, conv_id=conv_id) for t in turns]
+        conv.turn_count = len(conv.turns)
+        return conv
+
+    def require(self, conv_id: int, workspace: str | None = None) -> Conversation:
+        """Like `get`, but a missing conversation (or one of another workspace) is a UsageError."""
+        conv = self.get(conv_id)
+        if conv is None or (workspace is not None and conv.workspace != workspace):
+            where = f" in workspace {workspace!r}" if workspace is not None else ""
+            raise UsageError(f"There is no conversation {conv_id}{where}.",
+                             hint="`hearth conversations` lists them.")
+        return conv
+
+    def add_turn(
+        self,
+        conv_id: int,
+        question: str,
+        answer: Answer | None,
+        *,
+        text: str | None = None,
+        error: str | None = None,
+    ) -> Turn:
+        """Append a question and its answer (or the partial text and the error when there is none)."""
+        shown = answer.text if answer is not None and text is None else (text or "")
+        sources = [h.to_json() | {"start": h.start, "end": h.end, "chunk_id": h.chunk_id}
+                   for h in (answer.sources if answer else [])]
+        now = time.time()
+        with self._tx() as db:
+            if db.execute("SELECT 1 FROM conversations WHERE id = ?", (conv_id,)).fetchone() is None:
+                raise UsageError(f"There is no conversation {conv_id}.")
+            db.execute(
+                "INSERT INTO turns (conversation, question, text, error, sources, cited, timings, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (conv_id, question, shown, error, json.dumps(sources, ensure_ascii=False),
+                 json.dumps(answer.cited if answer else []), json.dumps(answer.timings if answer else {}), now),
+            )
+            db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conv_id))
+        return Turn(question, answer, shown, error, now)
+
+    def rename(self, conv_id: int, title: str) -> None:
+        """Give a conversation a new title."""
+        with self._tx() as db:
+            db.execute("UPDATE conversations SET title = ? WHERE id = ?", (" ".join(title.split())[:80], conv_id))
+
+    def delete(self, conv_id: int) -> bool:
+        """Remove a conversation and its turns; True if it existed."""
+        with self._tx() as db:
+            return db.execute("DELETE FROM conversations WHERE id = ?", (conv_id,)).rowcount > 0
+
+    def delete_workspace(self, workspace: str) -> int:
+        """Remove every conversation of a workspace; returns how many."""
+        with self._tx() as db:
+            return db.execute("DELETE FROM conversations WHERE workspace = ?", (workspace,)).rowcount
+
+    def export_markdown(self, conv: Conversation | int) -> str:
+        """The conversation as Markdown, each answer followed by its sources (cited ones marked)."""
+        if isinstance(conv, int):
+            conv = self.require(conv)
+        lines = [f"# {conv.title}", "", f"*Workspace: {conv.workspace} · "
+                 f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(conv.created))}*", ""]
+        for turn in conv.turns:
+            lines += [f"## {turn.question}", "", turn.text or "", ""]
+            if turn.error:
+                lines += [f"*{turn.error}*", ""]
+            if turn.answer is not None and turn.answer.sources:
+                lines.append("Sources:")
+                lines.append("")
+                for i, h in enumerate(turn.answer.sources, 1):
+                    mark = "cited" if i in turn.answer.cited else "not cited"
+                    lines.append(f"- [{i}] {_place(h)} ({mark})")
+                lines.append("")
+        return "\n".join(lines).rstrip() + "\n"
+
+
+def _place(h: Hit) -> str:
+    place = Path(h.source).name
+    if h.page is not None:
+        place += f", page {h.page}"
+    if h.heading:
+        place += f" — {h.heading}"
+    return place
+
+
+def _turn(question: str, text: str, error: str | None, sources: str, cited: str, timings: str,
+          created: float, *, conv_id: int) -> Turn:
+    hits = [_hit(s) for s in json.loads(sources)]
+    answer = None
+    if error is None:
+        answer = Answer(text, hits, [int(n) for n in json.loads(cited)],
+                        {k: float(v) for k, v in json.loads(timings).items()}, conversation_id=conv_id)
+    return Turn(question, answer, text, error, created)
+
+
+def _hit(d: dict[str, Any]) -> Hit:
+    return Hit(
+        source=d["source"], page=d.get("page"), heading=d.get("heading"), score=float(d.get("score", 0.0)),
+        text=d.get("text", ""), start=int(d.get("start", 0)), end=int(d.get("end", 0)),
+        chunk_id=str(d.get("chunk_id", "")),
+    )

@@ -1,0 +1,305 @@
+"""Reading files in worker processes, so that a slow, hanging or crashing reader costs only its own file.
+
+    parse_file(job)          the work for one file: stat, size cap, SHA-256, skip if unchanged, load
+    ParsePool(workers, ...)  runs parse_file in processes; results in completion order, with backpressure
+    parse_inline(jobs)       the same in this process (no timeout, no crash protection): tests, tiny jobs
+
+Each worker is a plain process with one pipe; a file that takes longer than the timeout has its worker
+killed and replaced, and a worker that dies (a reader crashing in C code) is reported against its file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+
+from inference.errors import LoadError
+from rag.loaders import DEFAULT_LIMITS, Limits, Section, load
+
+
+@dataclass(frozen=True)
+class ParseJob:
+    """One file to read; `known_sha256` is the hash of the version indexed now, if any."""
+
+    path: Path
+    known_sha256: str | None = None
+    limits: Limits = DEFAULT_LIMITS
+    max_file_bytes: int = 200 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What reading one file gave: its sections, or None when unchanged or failed (then `error` says why)."""
+
+    path: Path
+    sha256: str | None
+    size: int
+    mtime_ns: int
+    sections: list[Section] | None
+    error: tuple[str, str] | None = None  # (kind, message) of a LoadError
+    seconds: float = 0.0
+
+    @property
+    def unchanged(self) -> bool:
+        """The content hash equals the indexed version's: nothing to do."""
+        return self.sections is None and self.error is None
+
+    @property
+    def pages(self) -> int:
+        """Pages (or slides) read, or sections for formats without pages."""
+        if not self.sections:
+            return 0
+        numbered = [s.page for s in self.sections if s.page is not None]
+        return max(numbered) if numbered else len(self.sections)
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def parse_file(job: ParseJob) -> Parsed:
+    """Hash and read one file; never raises (failures come back as `error`)."""
+    t0 = time.perf_counter()
+    path = job.path
+    size, mtime_ns, sha = 0, 0, None
+    try:
+        st = path.stat()
+        size, mtime_ns = st.st_size, st.st_mtime_ns
+        if size > job.max_file_bytes:
+            raise LoadError(
+                f"{path.name} is too large ({size / 2**20:.0f} MiB; "
+                f"the limit is {job.max_file_bytes / 2**20:.0f} MiB).",
+                kind="too_large",
+            )
+        sha = file_sha256(path)
+        if sha == job.known_sha256:
+            return Parsed(path, sha, size, mtime_ns, None, None, time.perf_counter() - t0)
+        sections = load(path, job.limits)
+    except LoadError as exc:
+        return Parsed(path, sha, size, mtime_ns, None, (exc.kind, str(exc)), time.perf_counter() - t0)
+    except OSError as exc:
+        error = ("unreadable", f"{path.name} cannot be opened ({exc.strerror or type(exc).__name__}).")
+        return Parsed(path, sha, size, mtime_ns, None, error, time.perf_counter() - t0)
+    except MemoryError:
+        error = ("too_large", f"{path.name} is too large to read in the memory available.")
+        return Parsed(path, sha, size, mtime_ns, None, error, time.perf_counter() - t0)
+    except Exception as exc:  # a reader bug must cost one file, not the batch
+        error = ("corrupt", f"{path.name} could not be read ({type(exc).__name__}: {exc}).")
+        return Parsed(path, sha, size, mtime_ns, None, error, time.perf_counter() - t0)
+    return Parsed(path, sha, size, mtime_ns, sections, None, time.perf_counter() - t0)
+
+
+def parse_inline(jobs: Iterable[ParseJob]) -> Iterator[Parsed]:
+    """parse_file over jobs in this process, in order."""
+    for job in jobs:
+        yield parse_file(job)
+
+
+def _child_main(read_fd: int, write_fd: int) -> None:
+    """A worker process: read jobs from one pipe, send results on the other, until told to stop."""
+    jobs, results = Connection(read_fd, writable=False), Connection(write_fd, readable=False)
+    while True:
+        try:
+            job = jobs.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        results.send(parse_file(job))
+
+
+class _Worker:
+    """One reader process: a plain subprocess, not multiprocessing, so that it never re-imports the
+    caller's __main__ and never inherits the threads (ONNX Runtime, Chroma) of the process starting it."""
+
+    def __init__(self) -> None:
+        job_r, job_w = os.pipe()
+        res_r, res_w = os.pipe()
+        code = (
+            "import json, os, sys; sys.path[:0] = json.loads(os.environ['HEARTH_PARSE_PATH']); "
+            f"from rag.parse_pool import _child_main; _child_main({job_r}, {res_w})"
+        )
+        env = dict(os.environ, HEARTH_PARSE_PATH=json.dumps([p for p in sys.path if p]))
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", code], pass_fds=(job_r, res_w), env=env,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            )  # fmt: skip
+        except BaseException:
+            for fd in (job_w, res_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(job_r)
+            os.close(res_w)
+        self.jobs = Connection(job_w, readable=False)
+        self.conn = Connection(res_r, writable=False)
+        self.job: ParseJob | None = None
+        self.deadline = 0.0
+
+    def send(self, job: ParseJob) -> None:
+        self.job = job
+        self.jobs.send(job)
+
+    def stop(self, *, kill: bool = False) -> None:
+        if not kill:
+            try:
+                self.jobs.send(None)
+            except (OSError, ValueError):
+                kill = True
+        if kill:
+            self.process.kill()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=5)
+        self.jobs.close()
+        self.conn.close()
+
+
+class ParsePool:
+    """Worker processes that read files while the caller embeds; results in completion order."""
+
+    def __init__(self, workers: int, *, timeout: float | None = 300.0, prefetch: int | None = None) -> None:
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        self.workers = workers
+        self.timeout = timeout
+        # Results read but not yet taken: bounds the memory of parsed documents waiting for the embedder.
+        self.prefetch = prefetch or workers + 1
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._results: queue.Queue[Parsed | BaseException | None] = queue.Queue(maxsize=self.prefetch)
+
+    def run(self, jobs: Iterable[ParseJob]) -> Iterator[Parsed]:
+        """Parse every job; yields results as they finish. Close the iterator (or the pool) to stop early."""
+        self._thread = threading.Thread(target=self._serve, args=(list(jobs),), daemon=True, name="hearth-parse-pool")
+        self._thread.start()
+        try:
+            while True:
+                item = self._results.get()
+                if item is None:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the workers (killing any mid-file) and wait for the pool thread."""
+        self._stop.set()
+        while True:  # unblock a pool thread waiting to put a result
+            try:
+                self._results.get_nowait()
+            except queue.Empty:
+                break
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=30)
+
+    def _put(self, item: Parsed | BaseException | None) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._results.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _serve(self, jobs: list[ParseJob]) -> None:
+        pending = deque(jobs)
+        workers: list[_Worker] = []
+        try:
+            idle: list[_Worker] = []
+            busy: dict[Connection, _Worker] = {}
+            while (pending or busy) and not self._stop.is_set():
+                while pending and (idle or len(workers) < min(self.workers, len(pending) + len(busy))):
+                    if not idle:
+                        try:
+                            worker = _Worker()
+                        except OSError:
+                            if workers:  # go on with the workers there are
+                                self.workers = len(workers)
+                                break
+                            # No process can be started (limits, a locked-down system): read here instead.
+                            while pending and not self._stop.is_set():
+                                if not self._put(parse_file(pending.popleft())):
+                                    return
+                            break
+                        workers.append(worker)
+                        idle.append(worker)
+                    worker = idle.pop()
+                    worker.deadline = time.monotonic() + self.timeout if self.timeout else float("inf")
+                    worker.send(pending.popleft())
+                    busy[worker.conn] = worker
+                if not busy:
+                    continue
+                soonest = min(w.deadline for w in busy.values())
+                wait_for = max(0.0, min(soonest - time.monotonic(), 0.5))
+                for conn in wait(list(busy), timeout=wait_for):
+                    worker = busy.pop(conn)  # type: ignore[arg-type]
+                    job = worker.job
+                    assert job is not None
+                    try:
+                        result = conn.recv()  # type: ignore[union-attr]
+                    except (EOFError, OSError):
+                        workers.remove(worker)
+                        worker.stop(kill=True)
+                        result = _crashed(job, worker.process.returncode)
+                    else:
+                        worker.job = None
+                        idle.append(worker)
+                    if not self._put(result):
+                        return
+                now = time.monotonic()
+                for conn, worker in list(busy.items()):
+                    if worker.deadline <= now:
+                        del busy[conn]
+                        workers.remove(worker)
+                        worker.stop(kill=True)
+                        assert worker.job is not None
+                        if not self._put(_timed_out(worker.job, self.timeout or 0)):
+                            return
+            self._put(None)
+        except BaseException as exc:  # the pool itself failed (cannot start processes): tell the caller
+            self._put(exc)
+        finally:
+            for worker in workers:
+                worker.stop(kill=worker.job is not None)
+
+
+def _crashed(job: ParseJob, exitcode: int | None) -> Parsed:
+    how = f"signal {-exitcode}" if exitcode is not None and exitcode < 0 else f"exit code {exitcode}"
+    return Parsed(
+        job.path, None, 0, 0, None,
+        ("corrupt", f"{job.path.name} could not be read: the reader crashed on it ({how})."),
+    )  # fmt: skip
+
+
+def _timed_out(job: ParseJob, timeout: float) -> Parsed:
+    return Parsed(
+        job.path, None, 0, 0, None,
+        ("timeout", f"{job.path.name} took longer than {timeout:.0f} s to read and was given up on."),
+    )  # fmt: skip
+
+
+def default_workers() -> int:
+    """Parse processes to use: the cores left after the embedder's main thread, at most four."""
+    return max(1, min(4, (os.cpu_count() or 2) - 1))

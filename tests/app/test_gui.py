@@ -1,0 +1,432 @@
+"""The desktop app, driven offscreen with pytest-qt: the real window, the real service and index,
+fast fakes for the two models (tests/fakes.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+pytest.importorskip("PySide6.QtWidgets")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl  # noqa: E402
+from PySide6.QtGui import QDragEnterEvent, QDropEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from app.gui import ScreenshotPlan, Shooter, build_window  # noqa: E402
+from app.gui.chat import SourceRow, linkify_citations  # noqa: E402
+from app.gui.prefs import Prefs  # noqa: E402
+from inference.errors import Cancelled  # noqa: E402
+from rag.service import Hearth, HearthConfig  # noqa: E402
+from tests.fakes import HashEmbedder, ScriptedModel  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "assets" / "demo"
+SYSFS = ROOT / "tests" / "fixtures" / "sysfs"
+REPLY = "The daily meal allowance for travel abroad is **EUR 60** [1]."
+WAIT = 20_000  # ms; generous for a busy 2-core machine
+
+
+class SlowModel(ScriptedModel):
+    """Streams one word every 50 ms, stopping when asked."""
+
+    def stream(self, messages, *, max_tokens=512, temperature=0.0, cancel=None):
+        for piece in super().stream(messages, max_tokens=max_tokens, cancel=cancel):
+            time.sleep(0.05)
+            if cancel is not None and cancel():
+                raise Cancelled()
+            yield piece
+
+
+class SlowEmbedder(HashEmbedder):
+    """Takes 60 ms per batch, so that indexing lasts long enough to be cancelled."""
+
+    def embed(self, texts):
+        time.sleep(0.06)
+        return super().embed(texts)
+
+
+@pytest.fixture(autouse=True)
+def _fixture_machine(monkeypatch):
+    # The hardware panel reads a fixture copy of a real machine, never this one's /sys.
+    monkeypatch.setenv("HEARTH_SYSFS_ROOT", str(SYSFS / "strix-halo"))
+
+
+@pytest.fixture
+def docs(tmp_path) -> Path:
+    """The demo documents plus a broken PDF, in a folder of their own."""
+    folder = tmp_path / "docs"
+    shutil.copytree(DEMO, folder)
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a PDF")
+    return folder
+
+
+class App:
+    """A window over a fresh data folder, with what it opened outside the app recorded."""
+
+    def __init__(self, qtbot, tmp_path: Path, *, model=None, embedder=None, workspace: str | None = None,
+                 prefs_path: Path | None = None) -> None:
+        self.qtbot = qtbot
+        self.model = model or ScriptedModel(REPLY)
+        self.embedder = embedder or HashEmbedder()
+        self.opened: list[Path] = []
+        self.prefs = Prefs(prefs_path or tmp_path / "gui.ini")
+        config = HearthConfig(data_dir=tmp_path / "data")
+        self.window = build_window(
+            config, prefs=self.prefs, workspace=workspace, open_external=self.opened.append,
+            factory=lambda cfg: Hearth(cfg, embedder=self.embedder, chat_model=self.model))
+        qtbot.addWidget(self.window)
+        self.window.show()
+        self.window.start()
+
+    def idle(self) -> None:
+        """Wait until no job is queued or running."""
+        self.qtbot.waitUntil(lambda: not self.window.backend.busy, timeout=WAIT)
+
+    def drop(self, *paths: Path, on=None) -> None:
+        """Drop paths on a widget of the window (default: the question box)."""
+        target = on or self.window.chat.prompt.viewport()
+        mime = QMimeData()
+        mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+        pos = QPointF(10, 10)
+        enter = QDragEnterEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                                Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(target, enter)
+        assert enter.isAccepted()
+        drop = QDropEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                          Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(target, drop)
+
+    def ingest_demo(self, folder: Path) -> None:
+        self.window.ingest([folder])
+        self.idle()
+
+
+def test_dropped_files_appear_with_status_done(qtbot, tmp_path, docs):
+    app = App(qtbot, tmp_path)
+    app.idle()
+    app.drop(docs / "travel-policy.pdf", docs / "onboarding.md", docs / "broken.pdf")
+    lib = app.window.library
+    # While it runs, the files are listed with a live status and the progress bar shows.
+    qtbot.waitUntil(lambda: len(lib.rows) == 3, timeout=WAIT)
+    app.idle()
+    assert lib.status_of(str((docs / "travel-policy.pdf").resolve())) == "done"
+    assert lib.status_of(str((docs / "onboarding.md").resolve())) == "done"
+    broken = lib.rows[str((docs / "broken.pdf").resolve())]
+    assert lib.status_of(str((docs / "broken.pdf").resolve())) == "failed"
+    assert "failed" in broken.text(1) and broken.toolTip(1)  # the reason, readable
+    assert lib.progress_box.isHidden()
+    assert "could not be read" in lib.banner.message
+    assert "2 documents" in lib.summary.text()
+    # A folder dropped on another widget (the document list) is taken too.
+    app.drop(docs, on=lib.tree.viewport())
+    app.idle()
+    assert lib.status_of(str((docs / "it-handbook.html").resolve())) == "done"
+
+
+def test_ask_streams_markdown_answer_with_clickable_sources(qtbot, tmp_path, docs):
+    app = App(qtbot, tmp_path)
+    app.ingest_demo(docs)
+    w = app.window
+    pieces: list[str] = []
+    w.chat.prompt.setPlainText("What is the daily meal allowance for travel abroad?")
+    qtbot.keyClick(w.chat.prompt, Qt.Key.Key_Return)  # Enter sends
+    assert w.ask_job is not None
+    w.ask_job.progress.connect(lambda e: pieces.append(getattr(e, "text", "")))
+    qtbot.waitUntil(lambda: w.ask_job is None, timeout=WAIT)
+    assert len([p for p in pieces if p]) > 5  # streamed piece by piece
+    card = w.chat.cards[-1]
+    assert card.turn.answer is not None
+    assert "EUR 60" in card.body.toPlainText() and "**" not in card.body.toPlainText()  # Markdown rendered
+    qtbot.mouseClick(card.copy, Qt.MouseButton.LeftButton)
+    assert "**EUR 60**" in QApplication.clipboard().text()
+    assert "cite:1" in card.body.toHtml()  # the citation is a link
+    rows = card.findChildren(SourceRow)
+    assert rows and rows[0].number == 1
+    first = card.turn.answer.sources[0]
+    assert first.source.endswith("travel-policy.pdf") and first.page is not None
+    # Clicking the citation opens the PDF inside the app at the cited page.
+    card.body.link_clicked.emit(QUrl("cite:1"))
+    viewer = w._pdf_viewers[Path(first.source)]
+    assert viewer.isVisible()
+    qtbot.waitUntil(lambda: viewer.page == first.page and viewer.page_box.value() == first.page, timeout=WAIT)
+    qtbot.waitUntil(lambda: viewer.search.count() > 0, timeout=WAIT)  # the passage is found to highlight
+    # A source in another format goes to the system's default application.
+    other = next((r for r in rows if not r.hit.source.endswith(".pdf")), None)
+    if other is not None:
+        qtbot.mouseClick(other, Qt.MouseButton.LeftButton)
+        assert app.opened == [Path(other.hit.source)]
+    # The conversation is stored: listed, and it reopens with its sources.
+    qtbot.waitUntil(lambda: w.sidebar.chats.count() == 1, timeout=WAIT)
+    w.new_chat()
+    assert not w.chat.cards
+    w.sidebar.chats.setCurrentRow(0)
+    qtbot.waitUntil(lambda: len(w.chat.cards) == 1, timeout=WAIT)
+    assert w.chat.cards[0].findChildren(SourceRow)
+    out = tmp_path / "chat.md"
+    job = w.export_chat(w.conversation.id, out)
+    qtbot.waitSignal(job.ended, timeout=WAIT) if not job.done else None
+    qtbot.waitUntil(out.exists, timeout=WAIT)
+    assert "EUR 60" in out.read_text()
+
+
+def test_stop_keeps_the_partial_answer(qtbot, tmp_path, docs):
+    app = App(qtbot, tmp_path, model=SlowModel(" ".join(["word"] * 200)))
+    app.ingest_demo(docs)
+    w = app.window
+    w.ask("What is the daily meal allowance for travel abroad?")
+    card = w.chat.cards[-1]
+    assert w.chat.send.text() == "Stop"
+    qtbot.waitUntil(lambda: "word" in card.turn.text, timeout=WAIT)
+    qtbot.keyClick(w, Qt.Key.Key_Escape)  # Esc stops
+    qtbot.waitUntil(lambda: w.ask_job is None, timeout=WAIT)
+    assert card.status.text() == "Stopped."
+    assert 0 < card.turn.text.count("word") < 200
+    assert w.chat.send.text() == "Send"
+    assert not w.chat.banner.isVisible()  # a cancellation is no error
+
+
+def test_cancel_indexing(qtbot, tmp_path):
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"note-{i:02d}.md").write_text(f"# Note {i}\n\nSome text about topic {i}.\n")
+    app = App(qtbot, tmp_path, embedder=SlowEmbedder())
+    app.idle()
+    w = app.window
+    w.ingest([folder])
+    lib = w.library
+    qtbot.waitUntil(lambda: any(lib.status_of(s) == "done" for s in lib.rows), timeout=WAIT)
+    assert lib.progress_box.isVisible() and "files" in lib.progress_text.text()
+    qtbot.mouseClick(lib.cancel, Qt.MouseButton.LeftButton)
+    app.idle()
+    statuses = [lib.status_of(s) for s in lib.rows]
+    assert "stopped" in statuses and "done" in statuses
+    assert "queued" not in statuses and "reading" not in statuses
+    assert "stopped" in lib.banner.message.lower()
+
+
+def test_watched_folder_stays_in_sync(qtbot, tmp_path):
+    folder = tmp_path / "watched"
+    folder.mkdir()
+    (folder / "first.md").write_text("# First\n\nThe first note.\n")
+    app = App(qtbot, tmp_path)
+    app.idle()
+    w = app.window
+    w.watch_folder(folder)
+    lib = w.library
+    qtbot.waitUntil(lambda: lib.watch_state().startswith("in sync"), timeout=WAIT)
+    qtbot.waitUntil(lambda: lib.status_of(str((folder / "first.md").resolve())) == "done", timeout=WAIT)
+    (folder / "second.md").write_text("# Second\n\nA note added while Hearth watches.\n")
+    qtbot.waitUntil(lambda: lib.status_of(str((folder / "second.md").resolve())) == "done", timeout=WAIT)
+    assert w.prefs.watched == {"default": [str(folder.resolve())]}
+    w.unwatch_folder(str(folder.resolve()))
+    assert lib.watched.topLevelItemCount() == 0 and w.watch_job is None
+
+
+def test_hardware_panel_shows_the_fixture_machine(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("HEARTH_SYSFS_ROOT", str(SYSFS / "phoenix-apu-npu"))
+    app = App(qtbot, tmp_path)
+    w = app.window
+    w.show_side_tab(1)
+    qtbot.waitUntil(lambda: w.hardware.snapshot is not None, timeout=WAIT)
+    names = w.hardware.device_names
+    assert any("780M" in n or "Phoenix" in n for n in names), names
+    assert any("NPU" in n for n in names), names
+    text = " ".join(label.text() for label in w.hardware.findChildren(type(w.model_label)))
+    assert "llama.cpp" in text and "ONNX Runtime" in text and "VRAM" in text
+
+
+def test_event_loop_is_never_blocked_for_100_ms(qtbot, tmp_path, docs):
+    """A 10 ms timer on the GUI thread measures every gap while the window indexes, plans and answers.
+
+    The GUI thread's own CPU time per gap is what our code spends there, and must stay under 100 ms
+    always. The wall-clock gap also includes waiting for a CPU; on a machine loaded beyond its cores
+    (CI shares two) that is the scheduler's doing, so the wall-clock bound is checked only when the
+    machine is not overloaded.
+    """
+    app = App(qtbot, tmp_path, model=SlowModel(REPLY * 3))
+    w = app.window
+    wall: list[float] = []
+    cpu: list[float] = []
+    last = [time.perf_counter(), time.thread_time()]
+
+    def tick() -> None:
+        now, now_cpu = time.perf_counter(), time.thread_time()
+        wall.append((now - last[0]) * 1000)
+        cpu.append((now_cpu - last[1]) * 1000)
+        last[:] = [now, now_cpu]
+
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(tick)
+    timer.start()
+    qtbot.wait(50)
+    w.show_side_tab(1)  # hardware detection and the memory plan, then the model loads
+    w.ingest([docs])
+    app.idle()
+    w.show_side_tab(0)
+    w.ask("What is the daily meal allowance for travel abroad?")
+    qtbot.waitUntil(lambda: w.ask_job is None, timeout=WAIT)
+    w.refresh_documents()
+    app.idle()
+    timer.stop()
+    assert len(wall) > 20
+    assert max(cpu) < 100, f"a call on the GUI thread ran for {max(cpu):.0f} ms"
+    # Waiting for a CPU is not our code blocking (that is the CPU-time bound above): the wall-clock bound
+    # is strict on an idle machine and widens with the load that other processes put on the cores.
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    limit = 100 if load < 0.5 else 250 if load < 1.5 else 1000
+    assert max(wall) < limit, f"the event loop stalled for {max(wall):.0f} ms (load {os.getloadavg()[0]:.1f})"
+
+
+def test_workspaces_create_rename_delete_and_remembered(qtbot, tmp_path, docs, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    app = App(qtbot, tmp_path)
+    w = app.window
+    app.idle()
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("Projects", True)))
+    w.new_workspace()
+    assert w.workspace == "Projects"
+    w.ingest([docs / "onboarding.md"])
+    app.idle()
+    assert len(w.library.rows) == 1
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("Client work", True)))
+    w.rename_workspace("Projects")
+    assert "Client work" in [w.sidebar.workspaces.item(i).text() for i in range(w.sidebar.workspaces.count())]
+    assert w.windowTitle().startswith("Client work")
+    w.switch_workspace("default")
+    assert not w.library.rows
+    w.switch_workspace("Projects")
+    app.idle()
+    assert len(w.library.rows) == 1
+    w.close()
+    # The next start opens the last workspace.
+    again = App(qtbot, tmp_path, prefs_path=tmp_path / "gui.ini")
+    assert again.window.workspace == "Projects"
+    again.idle()
+    again.window.delete_workspace("Projects", confirm=False)
+    again.idle()
+    assert again.window.workspace == "default"
+    assert "Projects" not in again.window._known_workspaces
+
+
+def test_dropping_a_gguf_adds_it_to_the_model_library(qtbot, tmp_path):
+    from tests.tinygguf import write_tiny_llama
+
+    model = write_tiny_llama(tmp_path / "tiny-chat.gguf")
+    not_a_model = tmp_path / "fake.gguf"
+    not_a_model.write_bytes(b"nope" * 10)
+    app = App(qtbot, tmp_path)
+    app.idle()
+    app.drop(model)
+    app.idle()
+    assert (tmp_path / "data" / "models" / "tiny-chat.gguf").is_file()
+    assert "model library" in app.window.library.banner.message
+    app.drop(not_a_model)
+    app.idle()
+    assert app.window.chat.banner.isVisible() and "fake.gguf" in app.window.chat.banner.message
+    assert not (tmp_path / "data" / "models" / "fake.gguf").exists()
+
+
+def test_settings_preview_the_fit_and_apply(qtbot, tmp_path):
+    from app.gui.settings_dialog import SettingsDialog
+    from tests.tinygguf import write_tiny_llama
+
+    models = tmp_path / "data" / "models"
+    models.mkdir(parents=True)
+    write_tiny_llama(models / "tiny-chat.gguf")
+    app = App(qtbot, tmp_path)
+    app.idle()
+    w = app.window
+    dialog = SettingsDialog(w.prefs, w.backend, data_dir=w.backend.config.data_dir, parent=w)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.model.findData("tiny-chat.gguf") >= 0, timeout=WAIT)
+    dialog.model.setCurrentIndex(dialog.model.findData("tiny-chat.gguf"))
+    dialog.ctx.setCurrentIndex(dialog.ctx.findData(2048))
+    dialog.manual.setChecked(True)
+    dialog.layers.setValue(0)
+    qtbot.waitUntil(lambda: "layers on the GPU" in dialog.preview.text(), timeout=WAIT)
+    assert "fits" in dialog.preview.text()
+    dialog.save()
+    w.apply_prefs()
+    config = w.backend.config
+    assert (config.chat_model, config.n_ctx, config.n_gpu_layers) == ("tiny-chat.gguf", 2048, 0)
+    app.idle()  # the new service loads its model in the background
+
+
+def test_errors_show_as_a_banner_with_the_hint(qtbot, tmp_path, docs):
+    class Broken(ScriptedModel):
+        def stream(self, *a, **k):
+            raise RuntimeError("boom")
+
+    app = App(qtbot, tmp_path, model=Broken(""))
+    app.ingest_demo(docs)
+    w = app.window
+    w.ask("What is the daily meal allowance for travel abroad?")
+    qtbot.waitUntil(lambda: w.ask_job is None, timeout=WAIT)
+    assert w.chat.banner.isVisible()
+    assert "Something went wrong: boom" in w.chat.banner.message
+    assert "Traceback" not in w.chat.banner.message
+
+
+def test_screenshot_waits_until_idle_and_saves_a_png(qtbot, tmp_path, docs):
+    app = App(qtbot, tmp_path)
+    out = tmp_path / "shots" / "chat.png"
+    shooter = Shooter(app.window, ScreenshotPlan(out, add=[docs], ask="What is the daily meal allowance?",
+                                                 size=(1000, 700)))
+    shooter.start()
+    qtbot.waitUntil(out.exists, timeout=WAIT * 2)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shooter.exit_code == 0
+    assert app.window.library.rows and app.window.chat.cards
+
+
+def test_russian_translation_is_shipped_and_loads(qapp):
+    from PySide6.QtCore import QCoreApplication
+
+    from app.gui import I18N_DIR, install_translations
+
+    assert (I18N_DIR / "hearth_ru.qm").is_file()
+    assert install_translations(qapp, "ru") == "ru"
+    try:
+        assert QCoreApplication.translate("LibraryPanel", "Add files…") == "Добавить файлы…"
+        assert QCoreApplication.translate("ChatView", "Send") == "Отправить"
+    finally:
+        for t in getattr(qapp, "_hearth_translators", ()):
+            qapp.removeTranslator(t)
+
+
+def test_cli_gui_usage(monkeypatch, capsys):
+    from app.cli import main
+
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    assert main([]) == 2  # `hearth` alone with no screen: the help, as before
+    assert main(["gui"]) == 2 and "no display" in capsys.readouterr().err
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    assert main(["gui", "--ask", "x"]) == 2 and "--screenshot" in capsys.readouterr().err
+    assert main(["gui", "--screenshot", "x.png", "--size", "big"]) == 2
+
+
+def test_citations_become_links_outside_code():
+    md = linkify_citations("EUR 60 [1], see [2, 3] and `x[1]` but not [9].", 3)
+    assert "[1](cite:1)" in md and "[2](cite:2), [3](cite:3)" in md
+    assert "`x[1]`" in md and "[9]" in md and "cite:9" not in md
+
+
+def test_the_core_never_imports_qt():
+    code = ("import sys, rag.service, rag.ingest, rag.answer, rag.conversations, inference.hardware, app.cli, "
+            "app.gui.hardware_source; "
+            "bad = [m for m in sys.modules if m.startswith('PySide6')]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+

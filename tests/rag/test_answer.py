@@ -1,0 +1,210 @@
+"""Grounded answers: the prompt's budget, citations, streaming and cancel, on fakes and on real models."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from inference.errors import Cancelled
+from rag.answer import (
+    NOTHING_FOUND,
+    SYSTEM_PROMPT,
+    Turn,
+    answer,
+    build_prompt,
+    supporting_passages,
+    cited_numbers,
+    clean_citations,
+    fixed_messages,
+)
+from rag.store import Hit
+from tests.fakes import ScriptedModel
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def hit(n: int, words: int = 50, *, source: str = "/docs/policy.md", page: int | None = None) -> Hit:
+    text = " ".join(f"w{n}" for _ in range(words))
+    return Hit(source, page, f"Handbook › Section {n}", 1.0 - n / 100, text, 0, len(text), f"c{n}")
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def count_messages(messages) -> int:
+    return sum(words(m["content"]) + 4 for m in messages)
+
+
+def test_prompt_layout_keeps_a_fixed_prefix():
+    p1 = build_prompt("First?", [hit(1), hit(2)], n_ctx=4096, count_prompt=count_messages, count_tokens=words)
+    p2 = build_prompt("Second?", [hit(3)], n_ctx=4096, count_prompt=count_messages, count_tokens=words,
+                      history=[Turn("First?", "An answer [1].")])
+    assert p1.messages[:1] == p2.messages[:1] == fixed_messages()
+    assert p1.messages[0] == {"role": "system", "content": SYSTEM_PROMPT}
+    user = p1.messages[-1]["content"]
+    assert user.startswith("Passages:\n\n[1] (policy.md, Section 1)\nw1 w1")
+    assert "\n\n[2] (policy.md, Section 2)\n" in user and user.endswith("Question: First?")
+    assert [m["role"] for m in p2.messages] == ["system", "user", "assistant", "user"]
+    assert p2.messages[1]["content"] == "First?" and p2.messages[2]["content"] == "An answer [1]."
+
+
+def test_budget_drops_the_least_relevant_passages_first():
+    hits = [hit(i, 100) for i in range(1, 9)]
+    fixed = count_messages(fixed_messages())
+    p = build_prompt("Q?", hits, n_ctx=fixed + 420 + 100, count_prompt=count_messages, count_tokens=words,
+                     max_tokens=100, history=[Turn("Earlier?", "Short.")])
+    assert [h.chunk_id for h in p.passages] == ["c1", "c2", "c3"]
+    assert p.dropped_passages == 5 and p.dropped_turns == 0 and p.history
+    assert p.tokens + p.max_tokens <= fixed + 420 + 100
+
+
+def test_budget_then_shortens_and_drops_old_turns_then_cuts_the_last_passage():
+    history = [Turn(f"Question {i}?", " ".join(["long"] * 200)) for i in range(3)]
+    fixed = count_messages(fixed_messages())
+    n_ctx = fixed + 300 + 64
+    p = build_prompt("Q?", [hit(1, 200), hit(2, 200)], n_ctx=n_ctx, count_prompt=count_messages,
+                     count_tokens=words, history=history, max_tokens=64)
+    assert p.dropped_passages == 1 and p.trimmed
+    assert p.tokens <= n_ctx - 64
+    assert len(p.passages) == 1 and p.passages[0].chunk_id == "c1"
+    # Old answers were shortened before any turn was dropped; what is left is the newest.
+    assert all(len(t.answer) < 300 for t in p.history)
+    if p.dropped_turns:
+        assert p.history == [] or p.history[-1].question == "Question 2?"
+
+
+def test_passages_larger_than_the_whole_context_still_leave_room_to_answer():
+    fixed = count_messages(fixed_messages())
+    n_ctx = fixed + 150
+    p = build_prompt("Q?", [hit(1, 5000), hit(2, 5000)], n_ctx=n_ctx, count_prompt=count_messages,
+                     count_tokens=words, max_tokens=320)
+    assert p.tokens + p.max_tokens <= n_ctx and p.max_tokens >= 16
+    assert len(p.passages) == 1 and p.passages[0].text.endswith("…") and p.trimmed
+
+
+def test_max_passage_tokens_caps_the_passages_even_when_the_context_has_room():
+    p = build_prompt("Q?", [hit(i, 100) for i in range(1, 6)], n_ctx=32768, count_prompt=count_messages,
+                     count_tokens=words, max_passage_tokens=250)
+    assert len(p.passages) == 2 and p.dropped_passages == 3
+
+
+def test_citations_are_mapped_and_bad_ones_removed():
+    assert cited_numbers("28 days [2], see also [1] and [2]", 3) == [2, 1]
+    assert cited_numbers("as [Passage 3] and [source 1] say", 3) == [3, 1]
+    assert cited_numbers("both [1, 3] and [2-3]", 3) == [1, 3, 2]
+    assert cited_numbers("[7] and [0]", 3) == []
+    assert clean_citations("A [1] B [7] C [2, 9] D [Passage 2]", 3) == "A [1] B  C [2] D [2]"
+    assert clean_citations("no citations here [sic]", 3) == "no citations here [sic]"
+
+
+def test_answer_returns_cited_and_uncited_sources_and_streams():
+    model = ScriptedModel("Staff get 28 days [2] and more [9].")
+    got: list[str] = []
+    a = answer("How many days?", [hit(1), hit(2, page=4), hit(3)], model, on_token=got.append)
+    assert "".join(got) == "Staff get 28 days [2] and more [9]."
+    assert a.text == "Staff get 28 days [2] and more ."
+    assert a.cited == [2]
+    assert [h.chunk_id for h in a.cited_sources] == ["c2"] and a.cited_sources[0].page == 4
+    assert [h.chunk_id for h in a.uncited_sources] == ["c1", "c3"]
+    out = a.to_json()
+    assert [s["cited"] for s in out["sources"]] == [False, True, False]
+    assert {"page", "heading", "source", "score", "text"} <= set(out["sources"][1])
+    assert out["cited"] == [2] and out["usage"]["passages_given"] == 3
+
+
+def test_uncited_answers_are_matched_to_the_passage_holding_their_figures():
+    passages = [
+        Hit("/d/travel.pdf", 1, "Scope", 0.7, "This policy applies to all employees who travel.", 0, 1, "a"),
+        Hit("/d/travel.pdf", 2, "Meals", 0.6, "The allowance is EUR 45 in Germany and EUR 60 abroad.", 0, 1, "b"),
+    ]
+    q = "What is the daily meal allowance abroad?"
+    assert supporting_passages("It is EUR 60 per day.", q, passages) == [2]
+    assert supporting_passages("It is EUR 70 per day.", q, passages) == []  # no passage says 70
+    assert supporting_passages("The documents do not say.", q, passages) == []
+    a = answer(q, passages, ScriptedModel("The allowance abroad is EUR 60."))
+    assert a.cited == [] and a.supported == [2]
+    assert [s["supports"] for s in a.to_json()["sources"]] == [False, True]
+    cited = answer(q, passages, ScriptedModel("EUR 60 [2]."))
+    assert cited.cited == [2] and cited.supported == []
+
+
+def test_answer_with_nothing_found_needs_no_model():
+    got: list[str] = []
+    a = answer("Anything?", [], ScriptedModel("unused"), on_token=got.append)
+    assert a.text == NOTHING_FOUND == "".join(got) and a.sources == []
+
+
+def test_history_reaches_the_model():
+    model = ScriptedModel("Part-time staff get it pro rata [1].")
+    answer("And part-time?", [hit(1)], model, history=[Turn("How many days?", "28 days [1].")])
+    roles = [m["role"] for m in model.prompts[0]]
+    assert roles == ["system", "user", "assistant", "user"]
+    assert model.prompts[0][1]["content"] == "How many days?"
+
+
+# On the runtime: a tiny random model with a small context.
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    pytest.importorskip("llama_cpp")
+    from inference.llm import LlamaCppModel
+    from tests.fixtures.chat_ggufs import write_chatml_llama
+
+    return LlamaCppModel(write_chatml_llama(tmp_path_factory.mktemp("a") / "m.gguf"), n_ctx=2048, n_threads=2)
+
+
+def test_passages_beyond_the_context_still_get_an_answer(tiny):
+    hits = [Hit("/d/handbook.md", None, f"Part {i}", 0.9 - i / 100, "Staff get 28 days of leave. " * 80,
+                0, 1000, f"c{i}") for i in range(6)]
+    assert sum(tiny.count_tokens(h.text) for h in hits) > 5 * tiny.n_ctx
+    a = answer("How many days of leave?", hits, tiny, max_tokens=64,
+               history=[Turn("Earlier question?", "An earlier answer. " * 30)])
+    assert isinstance(a.text, str)
+    assert 1 <= len(a.sources) < len(hits)
+    u = a.usage
+    assert u["prompt_tokens"] + u["completion_tokens"] <= tiny.n_ctx
+    assert u["passages_dropped"] == len(hits) - len(a.sources)
+
+
+def test_cancel_through_answer_leaves_the_model_usable(tiny):
+    stop = threading.Event()
+    seen: list[str] = []
+
+    def on_token(piece: str) -> None:
+        seen.append(piece)
+        stop.set()
+
+    with pytest.raises(Cancelled):
+        answer("Q?", [hit(1, 10)], tiny, on_token=on_token, cancel=stop.is_set, max_tokens=64)
+    assert len(seen) == 1
+    t0 = time.perf_counter()
+    assert answer("Q?", [hit(1, 10)], tiny, max_tokens=4).sources
+    assert time.perf_counter() - t0 < 30
+
+
+# The real default model on the demo documents (minutes on 2 cores).
+@pytest.mark.slow
+def test_real_model_gives_a_correct_cited_answer_on_the_demo_documents(tmp_path):
+    from inference.llm import LlamaCppModel
+    from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
+    from rag.service import Hearth, HearthConfig
+
+    # Reuse the demo's assembled model file when `make demo` made one; otherwise assemble it here.
+    demo_cache = ROOT / ".data" / "demo" / "cache"
+    cache = demo_cache if (demo_cache / "models").is_dir() else tmp_path / "cache"
+    model = LlamaCppModel(chat_model_path(DEFAULT_CHAT_MODEL, cache), n_ctx=4096, n_threads=2)
+    hearth = Hearth(HearthConfig(data_dir=tmp_path / "data", n_threads=2, embed_threads=2), chat_model=model)
+    report = hearth.ingest([ROOT / "assets" / "demo"])
+    assert report.added == 3
+    hearth.warm_up(wait=True)
+    a = hearth.ask("What is the daily meal allowance for travel abroad?")
+    assert "60" in a.text
+    # The source of the answer: the passage the model cited or, when it cited none, the one Hearth matched.
+    numbers = a.cited or a.supported
+    assert numbers, a.text
+    source = a.sources[numbers[0] - 1]
+    assert source.source.endswith("travel-policy.pdf") and source.page == 2, (a.text, source)
+    assert a.usage["cached_tokens"] > 0  # the fixed instructions were read ahead of the question

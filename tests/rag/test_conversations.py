@@ -1,0 +1,113 @@
+"""Stored conversations: per workspace, with each answer's sources; list, reopen, delete, export."""
+
+from __future__ import annotations
+
+import pytest
+
+from inference.errors import Cancelled, UsageError
+from rag.answer import Answer
+from rag.conversations import ConversationStore
+from rag.service import Hearth, HearthConfig
+from rag.store import Hit
+from tests.fakes import HashEmbedder, ScriptedModel
+
+
+def sample_answer() -> Answer:
+    hits = [
+        Hit("/docs/onboarding.md", None, "Welcome › Holidays", 0.8, "28 days of annual leave", 10, 33, "a1"),
+        Hit("/docs/travel.pdf", 2, "5. Meals", 0.4, "EUR 60 abroad", 0, 13, "b7"),
+    ]
+    return Answer("You get 28 days [1].", hits, [1], {"total": 1.5})
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = ConversationStore(tmp_path / "conversations.sqlite")
+    yield s
+    s.close()
+
+
+def test_turns_keep_their_sources_and_citations(store, tmp_path):
+    conv = store.create("default", "  How many   days of leave?  ")
+    assert conv.title == "How many days of leave?"
+    store.add_turn(conv.id, "How many days of leave?", sample_answer())
+    store.add_turn(conv.id, "And abroad?", None, text="The allowance", error="Answer stopped.")
+    reopened = ConversationStore(tmp_path / "conversations.sqlite").get(conv.id)
+    assert reopened is not None and reopened.turn_count == 2
+    first, second = reopened.turns
+    assert first.answer is not None and first.answer.cited == [1]
+    assert first.answer.sources[0] == sample_answer().sources[0]  # page, heading, offsets, chunk id
+    assert first.answer.sources[1].page == 2 and first.answer.timings == {"total": 1.5}
+    assert second.answer is None and second.text == "The allowance" and second.error == "Answer stopped."
+    assert [t.question for t in reopened.history()] == ["How many days of leave?"]
+    assert reopened.questions() == ["How many days of leave?"]
+
+
+def test_list_per_workspace_most_recent_first_and_delete(store):
+    a = store.create("default", "first")
+    b = store.create("default", "second")
+    other = store.create("clients", "elsewhere")
+    store.add_turn(a.id, "q", sample_answer())  # using a conversation moves it to the top
+    assert [c.id for c in store.list("default")] == [a.id, b.id]
+    assert store.list("default")[0].turn_count == 1
+    assert [c.id for c in store.list("clients")] == [other.id]
+    assert store.delete(a.id) and not store.delete(a.id)
+    assert store.get(a.id) is None
+    assert store.delete_workspace("default") == 1 and store.list("default") == []
+    assert store.list("clients")
+
+
+def test_missing_or_foreign_conversations_are_usage_errors(store):
+    conv = store.create("clients", "x")
+    with pytest.raises(UsageError):
+        store.require(conv.id, "default")
+    with pytest.raises(UsageError):
+        store.add_turn(9999, "q", sample_answer())
+
+
+def test_export_markdown_lists_sources_with_citations(store):
+    conv = store.create("default", "Leave")
+    store.add_turn(conv.id, "How many days of leave?", sample_answer())
+    md = store.export_markdown(conv.id)
+    assert md.startswith("# Leave\n")
+    assert "## How many days of leave?\n\nYou get 28 days [1].\n" in md
+    assert "- [1] onboarding.md — Welcome › Holidays (cited)" in md
+    assert "- [2] travel.pdf, page 2 — 5. Meals (not cited)" in md
+
+
+@pytest.fixture
+def hearth(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "leave.md").write_text("# Leave\n\nStaff get 28 days of annual leave per year.\n")
+    (docs / "travel.md").write_text("# Travel\n\nThe meal allowance abroad is EUR 60 per day.\n")
+    h = Hearth(HearthConfig(data_dir=tmp_path / "data", min_score=0.0), embedder=HashEmbedder(),
+               chat_model=ScriptedModel("Staff get 28 days [1]."))
+    h.ingest([docs])
+    return h
+
+
+def test_ask_in_a_conversation_stores_turns_and_gives_the_model_the_history(hearth):
+    conv = hearth.new_conversation("Leave")
+    first = hearth.ask("How many days of annual leave?", conversation=conv)
+    assert first.conversation_id == conv and first.to_json()["conversation"] == conv
+    hearth.ask("And for part-time staff?", conversation=conv)
+    prompt = hearth.chat_model.prompts[1]
+    assert [m["role"] for m in prompt] == ["system", "user", "assistant", "user"]
+    assert prompt[1]["content"] == "How many days of annual leave?"
+    assert prompt[2]["content"] == "Staff get 28 days [1]."
+    stored = hearth.conversations.get(conv)
+    assert [t.question for t in stored.turns] == ["How many days of annual leave?", "And for part-time staff?"]
+    assert stored.turns[0].answer.sources and stored.turns[0].answer.cited == [1]
+    with pytest.raises(UsageError):
+        hearth.ask("x", conversation=conv, workspace="another")
+
+
+def test_a_stopped_answer_is_kept_with_what_was_shown(hearth):
+    conv = hearth.new_conversation("Stopped")
+    seen: list[str] = []
+    with pytest.raises(Cancelled):
+        hearth.ask("How many days of annual leave?", conversation=conv, on_token=seen.append,
+                   cancel=lambda: len(seen) >= 2)
+    turn = hearth.conversations.get(conv).turns[0]
+    assert turn.answer is None and turn.text == "".join(seen) and turn.error

@@ -1,0 +1,92 @@
+"""The reader pool: results from worker processes; a crashing or hanging reader costs only its own file."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from rag.parse_pool import ParseJob, ParsePool, parse_file
+
+
+class CrashingPath(type(Path())):  # type: ignore[misc]
+    """A path whose unpickling kills the worker that receives it, as a reader crashing in C code would."""
+
+    def __reduce__(self):
+        return (os._exit, (3,))
+
+
+class HangingPath(type(Path())):  # type: ignore[misc]
+    """A path whose unpickling blocks the worker, as a reader stuck in a loop would."""
+
+    def __reduce__(self):
+        return (time.sleep, (60,))
+
+
+def test_results_unchanged_and_errors(tmp_path: Path) -> None:
+    a = tmp_path / "a.txt"
+    a.write_text("alpha text")
+    first = parse_file(ParseJob(a))
+    assert first.sections and first.sha256 and first.error is None and not first.unchanged
+    assert parse_file(ParseJob(a, known_sha256=first.sha256)).unchanged
+    assert parse_file(ParseJob(tmp_path / "gone.txt")).error[0] == "unreadable"
+    assert parse_file(ParseJob(a, max_file_bytes=3)).error[0] == "too_large"
+
+
+def test_pool_reads_many_files_in_workers(tmp_path: Path) -> None:
+    paths = []
+    for i in range(12):
+        p = tmp_path / f"f{i}.md"
+        p.write_text(f"# Title {i}\n\nBody {i}.")
+        paths.append(p)
+    results = list(ParsePool(2, prefetch=1).run(ParseJob(p) for p in paths))
+    assert sorted(r.path.name for r in results) == sorted(p.name for p in paths)
+    assert all(r.sections and r.sections[0].heading.startswith("Title") for r in results)
+
+
+def test_a_crashing_or_hanging_reader_costs_only_its_file(tmp_path: Path) -> None:
+    good = tmp_path / "good.txt"
+    good.write_text("still read")
+    jobs = [
+        ParseJob(CrashingPath(tmp_path / "crash.pdf")),
+        ParseJob(good),
+        ParseJob(HangingPath(tmp_path / "hang.pdf")),
+        ParseJob(good),
+    ]
+    t0 = time.monotonic()
+    results = {r.path.name + str(i): r for i, r in enumerate(ParsePool(2, timeout=1.5).run(jobs))}
+    assert time.monotonic() - t0 < 20
+    by_kind = sorted((r.path.name, r.error[0] if r.error else "ok") for r in results.values())
+    assert by_kind == [("crash.pdf", "corrupt"), ("good.txt", "ok"), ("good.txt", "ok"), ("hang.pdf", "timeout")]
+    crash = next(r for r in results.values() if r.path.name == "crash.pdf")
+    assert "crashed" in crash.error[1] and "exit code 3" in crash.error[1]
+
+
+def test_closing_early_stops_the_workers(tmp_path: Path) -> None:
+    paths = []
+    for i in range(6):
+        p = tmp_path / f"f{i}.txt"
+        p.write_text("x")
+        paths.append(p)
+    pool = ParsePool(2)
+    it = pool.run(ParseJob(p) for p in paths)
+    next(it)
+    it.close()  # what a Cancelled ingest does
+    assert pool._thread is not None and not pool._thread.is_alive()
+
+
+def test_without_worker_processes_files_are_read_in_the_pool_thread(tmp_path: Path, monkeypatch) -> None:
+    import rag.parse_pool as pp
+
+    def refuse(*args, **kwargs):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(pp.subprocess, "Popen", refuse)
+    paths = []
+    for i in range(3):
+        p = tmp_path / f"f{i}.txt"
+        p.write_text(f"text {i}")
+        paths.append(p)
+    results = list(ParsePool(2).run(ParseJob(p) for p in paths))
+    assert sorted(r.path.name for r in results) == ["f0.txt", "f1.txt", "f2.txt"]
+    assert all(r.sections for r in results)
