@@ -444,6 +444,16 @@ def _ask(hearth, args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), ensure_ascii=False))
         return EXIT_OK
     print()
+    support = result.support
+    if support is not None and support.fallback:
+        print("\nThat reply is not borne out by the passages. " + support.text)
+    if support is not None and support.quotes:
+        print("\nSupporting quotes:")
+        for q in support.quotes:
+            print(f'  [{q.passage}] "{" ".join(q.text.split())}"  ({_place(q)})')
+    unsupported = [s.text for s in (support.sentences if support and not support.fallback else []) if s.support is None]
+    for text in unsupported:
+        print(f'  not found in your documents: "{text}"')
     if result.sources:
         print("\nSources:")
         for i, h in enumerate(result.sources, 1):

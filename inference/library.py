@@ -86,6 +86,9 @@ def _vocabulary_check(path: Path, meta: dict[str, Any]) -> Callable[[str], bool]
     try:
         import llama_cpp
 
+        from inference.llm import _no_stdio_swap
+
+        _no_stdio_swap(llama_cpp)
         llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
     except Exception as exc:  # no runtime, or a vocabulary llama.cpp cannot read
         log.info("cannot read the vocabulary of %s (%s); choosing its template by architecture", path.name, exc)

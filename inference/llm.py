@@ -126,6 +126,33 @@ def available_memory() -> int | None:
     return None
 
 
+class _KeepStdio:
+    """Stands in for llama-cpp-python's `suppress_stdout_stderr`, without touching stdout or stderr."""
+
+    def __init__(self, disable: bool = True) -> None:
+        pass
+
+    def __enter__(self) -> _KeepStdio:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _no_stdio_swap(llama_cpp: Any) -> None:
+    # While it loads a model, llama-cpp-python points the whole process's stdout and stderr (the file
+    # descriptors and sys.stdout/sys.stderr) at /dev/null. Hearth loads models in a background thread,
+    # so output of other threads would vanish meanwhile, and a save/restore in another thread that
+    # overlaps it leaves stdout pointing at /dev/null for good (a `hearth ask` printed nothing once).
+    # llama.cpp's own log lines still go through llama-cpp-python's logger (errors only when not verbose).
+    import llama_cpp._internals as internals
+    import llama_cpp.llama as llama_module
+
+    for module in (llama_module, internals):
+        if getattr(module, "suppress_stdout_stderr", None) is not _KeepStdio:
+            module.suppress_stdout_stderr = _KeepStdio
+
+
 class LlamaCppModel:
     """A GGUF chat model run in-process by llama.cpp (llama-cpp-python)."""
 
@@ -148,6 +175,7 @@ class LlamaCppModel:
             ) from exc
         if not path.is_file():
             raise ModelError(f"Model file not found: {path}")
+        _no_stdio_swap(llama_cpp)
         threads = n_threads or default_threads()
         t0 = time.perf_counter()
         from inference.llamalog import capture_llama_log, parse_load_log

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from inference.llm import ChatModel, ContextOverflow, Message
+from rag.quotes import Support
 from rag.store import Hit
 
 SYSTEM_PROMPT = (
@@ -58,6 +59,8 @@ class Answer:
     conversation_id: int | None = None
     # When the reply cites nothing: the passages that hold its figures and terms, as Hearth matched them.
     supported: list[int] = field(default_factory=list)
+    # Supporting quotes and per-sentence support from aligning the reply with the passages (rag/quotes.py).
+    support: Support | None = None
 
     @property
     def cited_sources(self) -> list[Hit]:
@@ -81,6 +84,14 @@ class Answer:
         }
         if self.conversation_id is not None:
             out["conversation"] = self.conversation_id
+        if self.support is not None:
+            # The answer as shown: citations from the alignment, or the quotes themselves when the
+            # model's reply was empty, a refusal, or unsupported; the model's own words stay in "reply".
+            out["reply"] = self.text
+            out["answer"] = self.support.text
+            out["quotes"] = [q.to_json() for q in self.support.quotes]
+            out["sentences"] = [s.to_json() for s in self.support.sentences]
+            out["fallback"] = self.support.fallback
         return out
 
 

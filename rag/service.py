@@ -18,6 +18,7 @@ from rag.evaluate import SelfTestReport, self_test
 from rag.ingest import IngestOptions, IngestReport, Progress, forget, ingest
 from rag.manifest import DocumentRecord, Manifest
 from rag.lexical import LexicalIndex
+from rag.quotes import align
 from rag.retrieval import CrossEncoderReranker, Reranker, RetrievalOptions, contextualize, retrieve
 from rag.store import ChromaStore, Hit, HybridStore, VectorStore
 
@@ -339,6 +340,14 @@ class Hearth:
                 self.conversations.add_turn(conv.id, question, None, text="".join(shown), error=str(exc))
             raise
         result.timings["retrieval"] = t_search
+        if hits:
+            # Align against the passages as stored (the prompt's copies are tidied; offsets point at these).
+            stored = {h.chunk_id: h for h in hits}
+            given = [stored.get(h.chunk_id, h) for h in result.sources]
+            t_align = time.perf_counter()
+            support = align(result.text, question, given, embedder=self.embedder_for(workspace))
+            result = replace(result, support=support)
+            result.timings["quotes"] = time.perf_counter() - t_align
         if conv is not None:
             self.conversations.add_turn(conv.id, question, result)
             result = replace(result, conversation_id=conv.id)
@@ -380,7 +389,7 @@ class Hearth:
         A later question then starts from the cached instructions. A model that cannot be found is
         reported here at once; one that fails to load is reported to the question that needs it.
         """
-        if self._chat_model is None:
+        if self._chat_model is None and not getattr(self.config, "llm_url", None):
             self.resolve_model_path(self.config.chat_model)  # also joins a split built-in model, once
         with self._lock:
             if self._warming is None or (not self._warming.is_alive() and self._chat_model is None):

@@ -172,6 +172,20 @@ def test_cpu_meter_reads_the_machine():
     assert free is None or 0.0 <= free <= meter.cpus
 
 
+def test_loading_in_a_thread_leaves_stdout_and_stderr_alone(tmp_path):
+    import sys
+
+    path = write_tiny_llama(tmp_path / "quiet.gguf")
+    streams = (sys.stdout, sys.stderr)
+    swapped: list[bool] = []
+    loader = threading.Thread(target=lambda: LlamaCppModel(path, n_ctx=128, n_threads=1))
+    loader.start()
+    while loader.is_alive():  # what another thread sees while the model loads
+        swapped.append((sys.stdout, sys.stderr) != streams)
+    loader.join()
+    assert swapped and not any(swapped)
+
+
 def test_close_frees_the_model(tmp_path):
     m = LlamaCppModel(write_tiny_llama(tmp_path / "c.gguf"), n_ctx=128, n_threads=1)
     m.close()

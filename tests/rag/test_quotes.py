@@ -67,3 +67,17 @@ def test_failed_reply_falls_back_to_the_best_quotes(hearth, reply):
 def test_no_passages_means_no_quotes(hearth):
     s = align("Something.", "question?", [], embedder=hearth.embedder)
     assert s.quotes == [] and s.sentences[0].support is None and not s.fallback
+
+
+def test_ask_returns_quotes_with_offsets_into_the_stored_text(hearth):
+    from tests.fakes import ScriptedModel
+
+    hearth._chat_model = ScriptedModel("Call the IT service desk at extension 4400. Also buy a new bicycle.")
+    out = hearth.ask("What should I do if my laptop is stolen?").to_json()
+    assert out["reply"].startswith("Call the IT service desk") and "[1]" in out["answer"]
+    assert {"source", "page", "heading", "text", "start", "end"} <= set(out["quotes"][0])
+    assert "4400" in out["quotes"][0]["text"]
+    supports = [s["support"] for s in out["sentences"]]
+    assert supports[0] == 0 and supports[1] is None  # the bicycle is not in the documents
+    for q in out["quotes"]:  # the HTML passage text given to the model is tidied; offsets are not
+        assert full_text(load(Path(q["source"])))[q["start"] : q["end"]] == q["text"]
