@@ -98,7 +98,10 @@ def config_for(prefs, data_dir: Path, *, threads: int | None = None):
     from rag.ingest import IngestOptions
     from rag.service import HearthConfig
 
-    return HearthConfig(
+    from app.cli import remote_engines
+    from app.policy import load_policy
+
+    config = HearthConfig(
         data_dir=data_dir,
         chat_model=prefs.chat_model or None,
         n_ctx=prefs.n_ctx,
@@ -107,7 +110,10 @@ def config_for(prefs, data_dir: Path, *, threads: int | None = None):
         n_gpu_layers=0 if prefs.gpu_layers == AUTO else prefs.gpu_layers,
         ingest=IngestOptions(chunk_tokens=prefs.chunk_tokens),
         reranker_dir=Path(os.environ["HEARTH_RERANKER_DIR"]) if os.environ.get("HEARTH_RERANKER_DIR") else None,
+        **remote_engines(),
     )
+    # What the administrator locked wins over the saved choices (models folder, allowed models, file cap…).
+    return load_policy().apply(config)
 
 
 def build_window(config, *, prefs, workspace: str | None = None, log_path: Path | None = None,

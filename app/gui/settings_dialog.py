@@ -124,6 +124,9 @@ class SettingsDialog(QDialog):
         self.language.setToolTip(self.tr("Takes effect the next time Hearth starts."))
         form.addRow(self.tr("Language"), self.language)
 
+        self.policy = _policy()
+        self._lock(self.policy, browse)
+
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -138,7 +141,26 @@ class SettingsDialog(QDialog):
         job.finished.connect(self._set_models)
         job.failed.connect(lambda f: self.banner.show_message(f.message, f.hint))
 
+    def _lock(self, policy: Any, browse: QWidget) -> None:
+        """Show what the administrator's policy locks as read-only, saying who locked it."""
+        if policy is None or not policy.active:
+            return
+        note = policy.note()
+        locked = []
+        from app.policy import API_SERVER, DATA_DIR
+
+        if policy.is_locked(DATA_DIR):
+            locked += [self.data_dir, browse]
+        if policy.is_locked(API_SERVER) and policy.api_server == "forbidden":
+            self.server.setChecked(False)
+            locked.append(self.server)
+        for widget in locked:
+            widget.setEnabled(False)
+            widget.setToolTip(note)
+
     def _set_models(self, models: list[Any]) -> None:
+        if self.policy is not None:  # only the models the administrator allows are offered
+            models = [m for m in models if self.policy.allows_model(m.key)]
         self._models = models
         self.model.blockSignals(True)
         self.model.clear()
@@ -210,3 +232,13 @@ class SettingsDialog(QDialog):
         self.prefs.sync()
 
 
+
+
+def _policy() -> Any:
+    """The administrator's policy, or None when it cannot be read (Hearth reports that at start)."""
+    from app.policy import PolicyError, load_policy
+
+    try:
+        return load_policy()
+    except PolicyError:
+        return None

@@ -430,3 +430,28 @@ def test_the_core_never_imports_qt():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
 
 
+
+
+def test_settings_locked_by_the_administrator_are_read_only(qtbot, tmp_path, monkeypatch):
+    from app.gui.settings_dialog import SettingsDialog
+    from tests.tinygguf import write_tiny_llama
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text(
+        f'version = 1\n[data]\nfolder = "{tmp_path / "data"}"\n'
+        '[models]\nallowed = ["tiny-chat.gguf"]\n[api]\nserver = "forbidden"\n'
+    )
+    monkeypatch.setenv("HEARTH_POLICY", str(policy))
+    models = tmp_path / "data" / "models"
+    models.mkdir(parents=True)
+    write_tiny_llama(models / "tiny-chat.gguf")
+    write_tiny_llama(models / "other.gguf")
+    app = App(qtbot, tmp_path)
+    app.idle()
+    w = app.window
+    dialog = SettingsDialog(w.prefs, w.backend, data_dir=w.backend.config.data_dir, parent=w)
+    qtbot.addWidget(dialog)
+    assert not dialog.data_dir.isEnabled() and str(policy) in dialog.data_dir.toolTip()
+    assert not dialog.server.isEnabled() and not dialog.server.isChecked()
+    qtbot.waitUntil(lambda: dialog.model.findData("tiny-chat.gguf") >= 0, timeout=WAIT)
+    assert dialog.model.findData("other.gguf") < 0  # not allowed: not offered
