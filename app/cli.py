@@ -133,9 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (0 ok, 1 some inputs failed, 2 usage error)."""
-    # Nothing Hearth runs may reach the network; these keep third-party libraries from trying.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    # Importing `inference` (above) already switched off the runtimes' telemetry and hub access.
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:  # `hearth` alone opens the desktop app, where there is a screen for it

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from inference.budget import MemoryPlan, embedder_footprint, format_bytes, plan_memory
+from inference.budget import MemoryPlan, format_bytes
 from inference.checklist import Check
 from inference.errors import UsageError
 from inference.hardware import Machine, detect
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     comparison: list[Any] = []
     if args.model:
         path = resolve_model(args.model, getattr(args, "data_dir", None))
-        plan = plan_for(machine, path, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers)
+        plan = machine.plan(path, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers)
         if args.load:
             report, comparison = load_and_compare(path, plan, getattr(args, "threads", None))
     if args.json:
@@ -78,11 +78,6 @@ def resolve_model(model: str, data_dir: Path | None) -> Path:
         f"No model called {model!r}: not a built-in model, not a file in {data_dir / 'models'}, not a path to a .gguf file.",
         hint="Built-in models: " + ", ".join(sorted(CHAT_MODELS)),
     )
-
-
-def plan_for(machine: Machine, path: Path, *, n_ctx: int = 4096, n_gpu_layers: int | None = None) -> MemoryPlan:
-    """The memory plan of a model on this machine (see Machine.plan)."""
-    return machine.plan(path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers)
 
 
 def plan_check(plan: MemoryPlan) -> Check:

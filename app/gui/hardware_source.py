@@ -32,7 +32,7 @@ def snapshot(
     out["actual"] = load_report.to_json() if load_report is not None else None
     if model_path is not None:
         try:
-            plan = hw.plan_for(machine, model_path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers)
+            plan = machine.plan(model_path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers)
         except (HearthError, OSError, ValueError) as exc:
             out["plan_error"] = str(exc)
         else:
