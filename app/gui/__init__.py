@@ -60,6 +60,9 @@ def run(
     from app.gui import theme
 
     theme.apply(app)
+    from app.gui import gcguard
+
+    gcguard.install(app)  # cycles are collected on this thread, never in an indexing/answering worker
     app.setWindowIcon(theme.app_icon())
     window = build_window(config_for(prefs, data_dir, threads=threads), prefs=prefs, workspace=workspace,
                           log_path=log_path)

@@ -54,6 +54,20 @@ class SlowEmbedder(HashEmbedder):
 
 
 @pytest.fixture(autouse=True)
+def _collect_on_the_gui_thread(qapp):
+    """As the app does (app/gui/gcguard.py): no cyclic collection in worker threads while windows live.
+
+    Set up before qtbot, so torn down after it closed the test's window: the last collection runs here,
+    on the GUI thread, and the collector is Python's again for the tests that follow.
+    """
+    from app.gui import gcguard
+
+    gcguard.install(qapp)
+    yield
+    gcguard.uninstall(qapp)
+
+
+@pytest.fixture(autouse=True)
 def _fixture_machine(monkeypatch):
     # The hardware panel reads a fixture copy of a real machine, never this one's /sys.
     monkeypatch.setenv("HEARTH_SYSFS_ROOT", str(SYSFS / "strix-halo"))
@@ -416,6 +430,39 @@ def test_cli_gui_usage(monkeypatch, capsys):
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     assert main(["gui", "--ask", "x"]) == 2 and "--screenshot" in capsys.readouterr().err
     assert main(["gui", "--screenshot", "x.png", "--size", "big"]) == 2
+
+
+def test_cycles_are_collected_on_the_gui_thread_not_in_workers(qapp):
+    import gc
+    import threading
+    import weakref
+
+    from app.gui import gcguard
+
+    collector = gcguard.install(qapp)
+    assert not gc.isenabled()
+
+    class Node:
+        pass
+
+    gone_in: list[str] = []
+
+    def make_cycles() -> weakref.ref:
+        first = None
+        for _ in range(5000):  # far past the young generation's threshold
+            a, b = Node(), Node()
+            a.other, b.other = b, a
+            first = first or a
+        weakref.finalize(first, lambda: gone_in.append(threading.current_thread().name))
+        return weakref.ref(first)
+
+    ref: list[weakref.ref] = []
+    worker = threading.Thread(target=lambda: ref.append(make_cycles()), name="worker")
+    worker.start()
+    worker.join()
+    assert ref[0]() is not None and gone_in == []  # the worker allocated plenty and collected nothing
+    assert collector.tick() is not None
+    assert ref[0]() is None and gone_in == [threading.current_thread().name]
 
 
 def test_citations_become_links_outside_code():
