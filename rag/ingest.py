@@ -30,7 +30,9 @@ from inference.errors import Cancelled, HearthError
 from rag.chunking import Chunk, chunk_sections
 from rag.loaders import SUPPORTED_SUFFIXES, Limits
 from rag.manifest import DocumentRecord, Manifest
-from rag.parse_pool import ParseJob, Parsed, ParsePool, default_workers, file_sha256, parse_inline
+from rag.parse_pool import (
+    DEFAULT_MEMORY_LIMIT, ParseJob, Parsed, ParsePool, default_workers, file_sha256, parse_inline,
+)  # fmt: skip
 from rag.store import VectorStore
 
 if TYPE_CHECKING:
@@ -57,6 +59,7 @@ class IngestOptions:
     include_hidden: bool = False  # dot-files and dot-folders are skipped when walking a folder
     workers: int | None = None  # reader processes; None = automatic, 0 = read in this process
     parse_timeout: float = 300.0  # seconds one file may take to read before it is given up on
+    parse_memory_bytes: int | None = DEFAULT_MEMORY_LIMIT  # address space of one reader process; None = no cap
     embed_batch: int = 64  # chunks embedded between progress reports and cancel checks
 
     @property
@@ -172,8 +175,12 @@ def _discover(paths: Iterable[Path], *, include_hidden: bool) -> _Scan:
                     if not include_hidden and name.startswith("."):
                         continue
                     p = Path(root, name)
-                    if p.suffix.lower() not in SUPPORTED_SUFFIXES or not p.is_file():
+                    if p.suffix.lower() not in SUPPORTED_SUFFIXES:
                         scan.skipped += 1
+                        continue
+                    refused = _refusal(p)
+                    if refused is not None:
+                        scan.failures.append(refused)
                         continue
                     files.setdefault(source_id(p), p)
         elif path.suffix.lower() not in SUPPORTED_SUFFIXES:
@@ -184,10 +191,35 @@ def _discover(paths: Iterable[Path], *, include_hidden: bool) -> _Scan:
                     "unsupported",
                 )
             )
+        elif (refused := _refusal(path)) is not None:
+            scan.failures.append(refused)
         else:
             files.setdefault(source_id(path), path)
     scan.files = list(files.values())
     return scan
+
+
+def _refusal(path: Path) -> Failure | None:
+    """Why a document-named entry cannot be indexed before anything reads it: a link that leads nowhere,
+    a pipe or device (reading one would block), or a name the index cannot store; None if it can be."""
+    shown = _shown(str(path.absolute()))
+    name = _shown(path.name)
+    if not path.is_file():  # follows links: False for a broken or looping one, a pipe, a device
+        if path.is_symlink():
+            why = f"{name} is a link that leads nowhere (its target is missing, or it loops)."
+            return Failure(shown, why, "unreadable")
+        return Failure(shown, f"{name} is not a regular file (a pipe, socket or device).", "unreadable")
+    if shown != str(path.absolute()):
+        return Failure(
+            shown, f"{name}: the file's name is not valid UTF-8, which the index cannot store; rename the file.",
+            "unsupported",
+        )  # fmt: skip
+    return None
+
+
+def _shown(name: str) -> str:
+    """A path or name as text that can be printed and stored: bytes that are not UTF-8 become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def embedding_text(chunk: Chunk) -> str:
@@ -438,7 +470,7 @@ def _read(jobs: list[ParseJob], options: IngestOptions) -> Iterator[Parsed]:
     if workers <= 0 or not jobs:
         yield from parse_inline(jobs)
         return
-    pool = ParsePool(min(workers, len(jobs)), timeout=options.parse_timeout)
+    pool = ParsePool(min(workers, len(jobs)), timeout=options.parse_timeout, memory_limit=options.parse_memory_bytes)
     yield from pool.run(jobs)
 
 

@@ -6,6 +6,11 @@
 
 Each worker is a plain process with one pipe; a file that takes longer than the timeout has its worker
 killed and replaced, and a worker that dies (a reader crashing in C code) is reported against its file.
+A worker's address space is capped (RLIMIT_AS, `memory_limit`): a file whose reading needs more fails
+as `too_large` instead of swapping the machine to a halt. The cap is on address space rather than a
+watch on resident memory because it acts at the allocation that crosses it, before the memory is used;
+the readers' libraries reserve little beyond what they touch (under 200 MiB with every reader loaded,
+once numpy's OpenBLAS is held to one thread, which the workers are).
 """
 
 from __future__ import annotations
@@ -14,18 +19,25 @@ import hashlib
 import json
 import os
 import queue
+import resource
+import signal
 import subprocess
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
 from inference.errors import LoadError
 from rag.loaders import DEFAULT_LIMITS, Limits, Section, load
+
+# Address space one reader process may use: room for a 200 MB file decoded to text several times over.
+DEFAULT_MEMORY_LIMIT = 2 * 1024**3
+# Worker environment: no thread pools (their stacks and buffers are address space, and readers never use them).
+_WORKER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,7 @@ class Parsed:
     sections: list[Section] | None
     error: tuple[str, str] | None = None  # (kind, message) of a LoadError
     seconds: float = 0.0
+    peak_rss: int = 0  # bytes: the worker process's peak resident memory so far (0 when read in this process)
 
     @property
     def unchanged(self) -> bool:
@@ -73,8 +86,11 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def parse_file(job: ParseJob) -> Parsed:
-    """Hash and read one file; never raises (failures come back as `error`)."""
+def parse_file(job: ParseJob, *, memory_limit: int | None = None) -> Parsed:
+    """Hash and read one file; never raises (failures come back as `error`).
+
+    `memory_limit` is the cap this process runs under, named in the error when reading hits it.
+    """
     t0 = time.perf_counter()
     path = job.path
     size, mtime_ns, sha = 0, 0, None
@@ -97,7 +113,11 @@ def parse_file(job: ParseJob) -> Parsed:
         error = ("unreadable", f"{path.name} cannot be opened ({exc.strerror or type(exc).__name__}).")
         return Parsed(path, sha, size, mtime_ns, None, error, time.perf_counter() - t0)
     except MemoryError:
-        error = ("too_large", f"{path.name} is too large to read in the memory available.")
+        if memory_limit:
+            why = f"reading it exceeded the memory limit of {memory_limit / 2**20:.0f} MiB"
+        else:
+            why = "it is too large to read in the memory available"
+        error = ("too_large", f"{path.name} is too large: {why}.")
         return Parsed(path, sha, size, mtime_ns, None, error, time.perf_counter() - t0)
     except Exception as exc:  # a reader bug must cost one file, not the batch
         error = ("corrupt", f"{path.name} could not be read ({type(exc).__name__}: {exc}).")
@@ -111,8 +131,10 @@ def parse_inline(jobs: Iterable[ParseJob]) -> Iterator[Parsed]:
         yield parse_file(job)
 
 
-def _child_main(read_fd: int, write_fd: int) -> None:
+def _child_main(read_fd: int, write_fd: int, memory_limit: int | None = None) -> None:
     """A worker process: read jobs from one pipe, send results on the other, until told to stop."""
+    if memory_limit:
+        limit_address_space(memory_limit)
     jobs, results = Connection(read_fd, writable=False), Connection(write_fd, readable=False)
     while True:
         try:
@@ -121,21 +143,52 @@ def _child_main(read_fd: int, write_fd: int) -> None:
             return
         if job is None:
             return
-        results.send(parse_file(job))
+        result = parse_file(job, memory_limit=memory_limit)
+        peak = _peak_rss()
+        try:
+            results.send(replace(result, peak_rss=peak))
+        except MemoryError:  # the sections themselves do not fit in memory a second time, pickled
+            kind, message = "too_large", f"{job.path.name} is too large: its text exceeded the memory limit."
+            results.send(Parsed(job.path, result.sha256, result.size, result.mtime_ns, None, (kind, message),
+                                result.seconds, peak))  # fmt: skip
+
+
+def _peak_rss() -> int:
+    """This process's peak resident memory in bytes.
+
+    VmHWM, where there is /proc: it starts afresh at exec, whereas ru_maxrss keeps the high-water mark of
+    the parent this process was forked from (a worker of a 300 MB app would report 300 MB).
+    """
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+
+def limit_address_space(limit: int) -> None:
+    """Cap this process's address space at `limit` bytes (or the hard limit, if that is lower)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
 class _Worker:
     """One reader process: a plain subprocess, not multiprocessing, so that it never re-imports the
     caller's __main__ and never inherits the threads (ONNX Runtime, Chroma) of the process starting it."""
 
-    def __init__(self) -> None:
+    def __init__(self, memory_limit: int | None = None) -> None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         code = (
             "import json, os, sys; sys.path[:0] = json.loads(os.environ['HEARTH_PARSE_PATH']); "
-            f"from rag.parse_pool import _child_main; _child_main({job_r}, {res_w})"
+            f"from rag.parse_pool import _child_main; _child_main({job_r}, {res_w}, {memory_limit!r})"
         )
-        env = dict(os.environ, HEARTH_PARSE_PATH=json.dumps([p for p in sys.path if p]))
+        env = dict(os.environ, HEARTH_PARSE_PATH=json.dumps([p for p in sys.path if p]), **_WORKER_ENV)
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", code], pass_fds=(job_r, res_w), env=env,
@@ -177,11 +230,19 @@ class _Worker:
 class ParsePool:
     """Worker processes that read files while the caller embeds; results in completion order."""
 
-    def __init__(self, workers: int, *, timeout: float | None = 300.0, prefetch: int | None = None) -> None:
+    def __init__(
+        self,
+        workers: int,
+        *,
+        timeout: float | None = 300.0,
+        prefetch: int | None = None,
+        memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
         self.workers = workers
         self.timeout = timeout
+        self.memory_limit = memory_limit  # bytes of address space per worker; None: no cap
         # Results read but not yet taken: bounds the memory of parsed documents waiting for the embedder.
         self.prefetch = prefetch or workers + 1
         self._stop = threading.Event()
@@ -233,7 +294,7 @@ class ParsePool:
                 while pending and (idle or len(workers) < min(self.workers, len(pending) + len(busy))):
                     if not idle:
                         try:
-                            worker = _Worker()
+                            worker = _Worker(self.memory_limit)
                         except OSError:
                             if workers:  # go on with the workers there are
                                 self.workers = len(workers)
@@ -262,7 +323,7 @@ class ParsePool:
                     except (EOFError, OSError):
                         workers.remove(worker)
                         worker.stop(kill=True)
-                        result = _crashed(job, worker.process.returncode)
+                        result = _crashed(job, worker.process.returncode, self.memory_limit)
                     else:
                         worker.job = None
                         idle.append(worker)
@@ -285,8 +346,15 @@ class ParsePool:
                 worker.stop(kill=worker.job is not None)
 
 
-def _crashed(job: ParseJob, exitcode: int | None) -> Parsed:
+def _crashed(job: ParseJob, exitcode: int | None, memory_limit: int | None = None) -> Parsed:
     how = f"signal {-exitcode}" if exitcode is not None and exitcode < 0 else f"exit code {exitcode}"
+    if memory_limit and exitcode == -signal.SIGABRT:
+        # C++ readers (PDFium) abort when an allocation fails, and under the cap that is what fails.
+        return Parsed(
+            job.path, None, 0, 0, None,
+            ("too_large", f"{job.path.name} is too large: the reader ran out of memory on it ({how}); "
+                          f"reading it needs more than the memory limit of {memory_limit / 2**20:.0f} MiB."),
+        )  # fmt: skip
     return Parsed(
         job.path, None, 0, 0, None,
         ("corrupt", f"{job.path.name} could not be read: the reader crashed on it ({how})."),

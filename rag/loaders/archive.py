@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+import zlib
 from pathlib import Path
 
 from inference.errors import LoadError
@@ -42,7 +43,8 @@ def open_checked(path: Path, limits: Limits, *, kind: str) -> zipfile.ZipFile:
         raise
     except OSError as exc:
         raise unreadable_error(path, exc) from exc
-    except (zipfile.BadZipFile, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, ValueError, EOFError, NotImplementedError) as exc:
+        # NotImplementedError: zipfile's refusal of a zip version or compression it does not know.
         raise LoadError(f"{path.name} is not a valid {kind} file or is damaged.", kind="corrupt") from exc
     try:
         check_sizes(path, archive, limits)
@@ -74,8 +76,8 @@ def read_member(path: Path, archive: zipfile.ZipFile, name: str, *, kind: str) -
         return archive.read(name)
     except KeyError as exc:
         raise LoadError(f"{path.name} is not a valid {kind} file: it has no {name}.", kind="corrupt") from exc
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as exc:
-        # RuntimeError: zipfile's "encrypted member" refusal.
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError, NotImplementedError, zlib.error) as exc:
+        # RuntimeError: zipfile's "encrypted member" refusal; zlib.error: a damaged deflate stream.
         raise LoadError(f"{path.name} is damaged: its {name} cannot be unpacked.", kind="corrupt") from exc
 
 

@@ -13,6 +13,8 @@ from rag.loaders.xlsx import rows_as_text
 
 _DELIMITERS = ",;\t|"
 _FIELD_LIMIT = 16 * 1024 * 1024  # the csv module's default (128 KiB) fails on long notes fields
+# Text the delimiter is guessed from: the Sniffer's regexes take time quadratic in a line's length.
+_SNIFF_CHARS = 16384
 
 
 def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
@@ -25,7 +27,7 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
         dialect = csv.excel_tab
     else:
         try:
-            dialect = csv.Sniffer().sniff(text[:65536], delimiters=_DELIMITERS)
+            dialect = csv.Sniffer().sniff(_sample(text), delimiters=_DELIMITERS)
         except csv.Error:
             dialect = csv.excel  # one column, or too irregular to tell: commas
     if csv.field_size_limit() < _FIELD_LIMIT:
@@ -36,3 +38,10 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
     except csv.Error as exc:
         raise LoadError(f"{path.name} is not a valid CSV file ({exc}).", kind="corrupt") from exc
     return build_sections([builder.part(None, None)])
+
+
+def _sample(text: str) -> str:
+    """The first lines of the text, at most _SNIFF_CHARS long (whole lines where there are several)."""
+    sample = text[:_SNIFF_CHARS]
+    end = sample.rfind("\n")
+    return sample[: end + 1] if end > 0 and len(text) > _SNIFF_CHARS else sample

@@ -28,6 +28,7 @@ _CELLS = frozenset({"td", "th"})
 _LISTS = frozenset({"ul", "ol", "menu"})
 # Elements that may stand in <head>; any other start tag means the body began without a <body> tag.
 _HEAD_CONTENT = frozenset({"base", "link", "meta", "noscript", "script", "style", "template", "title"})
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z!/?])")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_:.-]+)""", re.I)
 
 
@@ -44,9 +45,37 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
 def parse(markup: str) -> list[Section]:
     """Extract the visible text of an HTML document as heading-delimited Sections."""
     extractor = _Extractor()
-    extractor.feed(markup)
+    extractor.feed(_defused(markup))
     extractor.close()
     return extractor.sections()
+
+
+def _defused(markup: str) -> str:
+    """The markup without comments, and with a tag left open at the end turned into text.
+
+    The standard parser rescans from every "<!--" or "<a" that is never closed to the end of the input,
+    which makes a file of thousands of them take quadratic time (minutes for a megabyte). Comments are
+    never text, so they are cut here in one pass; one left open runs to the end, as browsers read it.
+    """
+    pieces: list[str] = []
+    position = 0
+    while True:
+        start = markup.find("<!--", position)
+        if start < 0:
+            pieces.append(markup[position:])
+            break
+        pieces.append(markup[position:start])
+        end = markup.find("-->", start + 4)
+        if end < 0:
+            break
+        position = end + 3
+    markup = "".join(pieces)
+    # After the last ">", any "<" that would open a tag can never be closed: it is text.
+    tail_start = markup.rfind(">") + 1
+    tail = markup[tail_start:]
+    if "<" in tail:
+        markup = markup[:tail_start] + _TAG_OPEN.sub("&lt;", tail)
+    return markup
 
 
 def _declared_charset(data: bytes) -> str | None:

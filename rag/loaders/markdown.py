@@ -22,16 +22,20 @@ _RULE = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|
 _TABLE_ROW = re.compile(r"\|")  # GFM table rows need no leading pipe, so any pipe may be one
 _TABLE_DELIMITER = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 _INDENTED_CODE = re.compile(r"^(?: {4}|\t)")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_BACKTICKS = re.compile(r"`+")
+_MAY_HAVE_MARKUP = re.compile(r"[*_\[<\\]")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])")
 _FRONT_MATTER_END = {"---", "..."}
 
 # Emphasis and link markup, dropped so that quotes of the rendered text match the extracted text.
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\(\s*<?([^)\s>]*)>?(?:\s+[\"'][^)]*)?\)")
-_AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
-_STRONG = re.compile(r"(\*\*|__)(?!\s)(.+?)(?<!\s)\1")
-_EMPHASIS = re.compile(r"(?<![\w*\\])([*_])(?![\s*_])(.+?)(?<![\s\\])\1(?![\w*])")
+# Every span is bounded in length and stops at the next opener: unbounded lazy spans made a line of
+# unclosed "*" or "[" quadratic (a hostile file held a reader for minutes).
+_IMAGE = re.compile(r"!\[([^\[\]]{0,1000})\]\([^)]{0,2000}\)")
+_LINK = re.compile(r"\[([^\[\]]{1,1000})\]\(\s{0,10}<?([^)\s>]{0,2000})>?(?:\s{1,10}[\"'][^)]{0,1000})?\)")
+_AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]{1,2000})>")
+# The text inside emphasis stops at the next delimiter ("tempered"), so a failed start costs only that far.
+_STRONG = re.compile(r"(\*\*|__)(?!\s)((?:(?!\1).){1,500}?)(?<!\s)\1")
+_EMPHASIS = re.compile(r"(?<![\w*\\])([*_])(?![\s*_])((?:(?!\1).){1,500}?)(?<![\s\\])\1(?![\w*])")
 
 
 def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
@@ -160,23 +164,59 @@ def _path(stack: list[tuple[int, str]]) -> str | None:
 def _clean_heading(text: str) -> str:
     """Heading text without emphasis, link and code markup."""
     text = _inline(text)
-    text = _CODE_SPAN.sub(lambda m: m.group(2).strip(), text)
-    return " ".join(text.split())
+    pieces: list[str] = []
+    last = 0
+    for start, end, fence in _code_spans(text):
+        pieces.append(text[last:start])
+        pieces.append(text[start + fence : end - fence].strip())
+        last = end
+    pieces.append(text[last:])
+    return " ".join("".join(pieces).split())
 
 
 def _inline(line: str) -> str:
     """A line without emphasis and link markup; code spans are left exactly as written."""
     pieces: list[str] = []
     last = 0
-    for code in _CODE_SPAN.finditer(line):
-        pieces.append(_unmark(line[last : code.start()]))
-        pieces.append(code.group())
-        last = code.end()
+    for start, end, _ in _code_spans(line):
+        pieces.append(_unmark(line[last:start]))
+        pieces.append(line[start:end])
+        last = end
     pieces.append(_unmark(line[last:]))
     return "".join(pieces)
 
 
+def _code_spans(line: str) -> list[tuple[int, int, int]]:
+    """(start, end, fence length) of each code span: a backtick run closed by the next run of equal length.
+
+    One pass over the runs (CommonMark's rule), so a line of thousands of backticks costs linear time.
+    """
+    if "`" not in line:
+        return []
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(line)]
+    closer: list[int | None] = [None] * len(runs)  # index of the next run of the same length
+    following: dict[int, int] = {}
+    for i in range(len(runs) - 1, -1, -1):
+        length = runs[i][1] - runs[i][0]
+        closer[i] = following.get(length)
+        following[length] = i
+    spans = []
+    i = 0
+    while i < len(runs):
+        j = closer[i]
+        start, end = runs[i]
+        # Code needs content: a run directly followed by its closer ("````" as 2+2) is not a span.
+        if j is not None and runs[j][0] > end:
+            spans.append((start, runs[j][1], end - start))
+            i = j + 1
+        else:
+            i += 1
+    return spans
+
+
 def _unmark(text: str) -> str:
+    if not _MAY_HAVE_MARKUP.search(text):
+        return text  # most lines: no pass of the five patterns below can change them
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(lambda m: m.group(1) if m.group(2) in {"", m.group(1)} else f"{m.group(1)} ({m.group(2)})", text)
     text = _AUTOLINK.sub(r"\1", text)

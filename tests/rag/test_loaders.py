@@ -501,3 +501,65 @@ def test_demo_pdf_generator_is_deterministic_and_matches_the_committed_file(tmp_
     regenerated.write_bytes(first)
     # Compare text rather than bytes, so that a newer fpdf2 with a different byte layout still passes.
     assert load(regenerated) == load(DEMO / "travel-policy.pdf")
+
+
+# -- hostile inputs that once took minutes or escaped as raw exceptions (tests/hostile_corpus.py) --------
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("emphasis.md", b"*a " * 100_000 + b"_b " * 100_000),
+        ("brackets.md", b"[" * 100_000 + b"](" * 50_000 + b"![x" * 50_000),
+        ("backticks.md", b"`" * 50_000 + b" x " + b"``" * 50_000),
+        ("comments.html", b"<!--" + b"<!-- x " * 100_000),
+        ("tags.html", b"<a b='" * 50_000),
+    ],
+)
+def test_pathological_markup_is_read_in_linear_time(tmp_path: Path, name: str, data: bytes) -> None:
+    import time
+
+    path = tmp_path / name
+    path.write_bytes(data)
+    t0 = time.perf_counter()
+    try:
+        load(path)
+    except LoadError as exc:
+        assert exc.kind == "empty"
+    assert time.perf_counter() - t0 < 5  # each took minutes before the fix (quadratic in the file's size)
+
+
+def test_markdown_code_spans_pair_runs_of_equal_length(tmp_path: Path) -> None:
+    path = tmp_path / "code.md"
+    path.write_text("Use ``a ` b`` and `*kept*` but *dropped* here.\n")
+    assert load(path)[0].text == "Use ``a ` b`` and `*kept*` but dropped here."
+
+
+def test_html_comments_are_dropped_and_an_unclosed_one_runs_to_the_end(tmp_path: Path) -> None:
+    path = tmp_path / "c.html"
+    path.write_text("<p>kept <!-- hidden --> text</p><p>also kept</p><!-- never closed <p>gone</p>")
+    assert full_text(load(path)) == "kept text\n\nalso kept"
+    path.write_text("<p>a &lt; b and then 1 <b")
+    assert full_text(load(path)) == "a < b and then 1 <b"
+
+
+def test_a_huge_mail_header_is_cut_not_parsed_for_minutes(tmp_path: Path) -> None:
+    import time
+
+    path = tmp_path / "m.eml"
+    path.write_bytes(b"Subject: " + b"a " * 1_000_000 + b"\nContent-Type: text/plain; x=" + b"y " * 100_000
+                     + b"\n\nThe body survives.\n")  # fmt: skip
+    t0 = time.perf_counter()
+    text = full_text(load(path))
+    assert time.perf_counter() - t0 < 5
+    assert "The body survives." in text and len(text) < 20_000
+
+
+def test_a_csv_with_one_huge_quoted_line_is_sniffed_quickly(tmp_path: Path) -> None:
+    import time
+
+    path = tmp_path / "q.csv"
+    path.write_bytes((b"a;b,c|d\t\"e'" * 20_000) + b"\nx,y\n")
+    t0 = time.perf_counter()
+    load(path)
+    assert time.perf_counter() - t0 < 3

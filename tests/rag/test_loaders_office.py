@@ -275,3 +275,22 @@ def test_office_loaders_accept_file_objects_from_bytes_only_via_path(tmp_path: P
     # The loaders read from paths (the zip check and the parser see the same file); a BytesIO is no path.
     with pytest.raises(TypeError):
         load(io.BytesIO(b"PK"))  # type: ignore[arg-type]
+
+
+def test_damaged_deflate_data_and_unknown_zip_versions_are_corrupt(tmp_path: Path) -> None:
+    from tests.hostile_corpus import odt_bytes, pptx_bytes
+
+    odt = bytearray(odt_bytes("<text:p>" + "Text to damage. " * 200 + "</text:p>"))
+    with zipfile.ZipFile(io.BytesIO(bytes(odt))) as z:
+        info = z.getinfo("content.xml")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    odt[start + 5 : start + 25] = b"\xff" * 20  # the deflate stream itself: zlib.error, not a CRC error
+    (tmp_path / "bad.odt").write_bytes(bytes(odt))
+    pptx = bytearray(pptx_bytes("x"))
+    end = pptx.rfind(b"PK\x01\x02")
+    pptx[end + 6 : end + 8] = (249).to_bytes(2, "little")  # "needs zip version 24.9" to extract
+    (tmp_path / "new.pptx").write_bytes(bytes(pptx))
+    for name in ("bad.odt", "new.pptx"):
+        with pytest.raises(LoadError) as info:
+            load(tmp_path / name)
+        assert info.value.kind == "corrupt" and name in str(info.value)

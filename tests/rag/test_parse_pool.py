@@ -90,3 +90,49 @@ def test_without_worker_processes_files_are_read_in_the_pool_thread(tmp_path: Pa
     results = list(ParsePool(2).run(ParseJob(p) for p in paths))
     assert sorted(r.path.name for r in results) == ["f0.txt", "f1.txt", "f2.txt"]
     assert all(r.sections for r in results)
+
+
+def _long_line(path: Path, megabytes: int) -> Path:
+    """One line of `megabytes` MB ending in an astral character, so its str takes 4 bytes a character."""
+    path.write_bytes(b"word " * (megabytes * 1024 * 1024 // 5) + "\U0001f525".encode())
+    return path
+
+
+def test_a_file_that_needs_more_memory_than_the_cap_is_too_large(tmp_path: Path) -> None:
+    big = _long_line(tmp_path / "line.txt", 48)  # 48 MB of bytes, about 200 MB once decoded
+    good = tmp_path / "good.txt"
+    good.write_text("read after the big one")
+    cap = 160 << 20
+    results = {r.path.name: r for r in ParsePool(1, memory_limit=cap).run([ParseJob(big), ParseJob(good)])}
+    assert results["line.txt"].error == (
+        "too_large", "line.txt is too large: reading it exceeded the memory limit of 160 MiB."
+    )
+    # The same worker goes on to the next file, and never held more than the cap.
+    assert results["good.txt"].sections and results["good.txt"].sections[0].text == "read after the big one"
+    assert 0 < results["good.txt"].peak_rss <= cap
+
+
+def test_without_a_cap_the_same_file_is_read(tmp_path: Path) -> None:
+    big = _long_line(tmp_path / "line.txt", 48)
+    (result,) = ParsePool(1, memory_limit=None).run([ParseJob(big)])
+    assert result.error is None and result.sections[0].text.endswith("\U0001f525")
+    assert result.peak_rss > 160 << 20
+
+
+def test_a_reader_aborting_for_memory_is_reported_as_too_large(tmp_path: Path) -> None:
+    from tests.hostile_corpus import deflate_bomb, one_page_pdf
+
+    blob = deflate_bomb(256 << 20, b"(A) Tj ")  # a content stream PDFium must inflate whole, in C++
+    bomb = tmp_path / "bomb.pdf"
+    bomb.write_bytes(one_page_pdf(b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(blob) + blob + b"\nendstream"))
+    (result,) = ParsePool(1, memory_limit=192 << 20).run([ParseJob(bomb)])
+    assert result.error is not None
+    kind, message = result.error
+    assert kind == "too_large" and "memory limit of 192 MiB" in message
+
+
+def test_workers_run_with_one_thread_for_numeric_libraries(tmp_path: Path) -> None:
+    # OpenBLAS would otherwise reserve a buffer per core in every worker that imports numpy (openpyxl does).
+    from rag.parse_pool import _WORKER_ENV
+
+    assert _WORKER_ENV["OPENBLAS_NUM_THREADS"] == "1"
