@@ -197,6 +197,13 @@ class Reply:
     completion_tokens: int
     sources: list[dict[str, Any]] | None = None  # for grounded answers
     workspace: str | None = None
+    support: dict[str, Any] | None = None  # grounded answers: "answer", "quotes", "sentences", "fallback"
+
+    def extra(self) -> dict[str, Any]:
+        """Hearth's fields added to a completion (OpenAI clients keep them and ignore them)."""
+        if self.sources is None:
+            return {}
+        return {"sources": self.sources, "workspace": self.workspace, **(self.support or {})}
 
 
 class StopFilter:
@@ -256,9 +263,7 @@ def completion_json(req: ChatRequest, cid: str, created: int, reply: Reply) -> d
         }],
         "usage": usage_json(reply),
     }
-    if reply.sources is not None:
-        out["sources"] = reply.sources  # an extra field: OpenAI clients keep it and ignore it
-        out["workspace"] = reply.workspace
+    out.update(reply.extra())
     return out
 
 

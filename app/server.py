@@ -414,7 +414,10 @@ class HearthApi:
         on_token = (lambda piece: job.emit("token", piece)) if req.stream else None
         result = self.hearth.ask(question, k=req.k, workspace=workspace, on_token=on_token,
                                  cancel=job.cancelled.is_set, history=history, turns=turns)
-        sources = result.to_json()["sources"]
+        full = result.to_json()
+        sources = full["sources"]
+        # The supporting quotes, the answer with citations from them, and which sentences they support.
+        support = {k: full[k] for k in ("answer", "quotes", "sentences", "fallback") if k in full}
         usage = getattr(result, "usage", None) or {}
         if "prompt_tokens" in usage and "completion_tokens" in usage:
             prompt, completion = int(usage["prompt_tokens"]), int(usage["completion_tokens"])
@@ -422,7 +425,7 @@ class HearthApi:
             count = self.hearth.chat_model.count_tokens if result.sources else (lambda t: len(t.split()))
             prompt = count(question) + sum(count(s["text"]) for s in sources)
             completion = count(result.text)
-        return Reply(result.text, "stop", prompt, completion, sources, workspace)
+        return Reply(result.text, "stop", prompt, completion, sources, workspace, support or None)
 
 
 async def _chat_chunks(
@@ -447,8 +450,7 @@ async def _chat_chunks(
         if kind == "token":
             yield chunk({"content": value})
         elif kind == "done":
-            extra = {"sources": value.sources, "workspace": value.workspace} if value.sources is not None else {}
-            yield chunk({}, value.finish, **extra)
+            yield chunk({}, value.finish, **value.extra())
             if req.include_usage:
                 yield sse_event({"id": cid, "object": "chat.completion.chunk", "created": created, "model": req.model,
                               "system_fingerprint": None, "choices": [], "usage": usage_json(value)})

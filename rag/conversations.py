@@ -20,6 +20,7 @@ from typing import Any
 from inference.errors import StoreError, UsageError
 from rag.answer import Answer
 from rag.answer import Turn as HistoryTurn
+from rag.quotes import Quote, Support
 from rag.store import Hit
 
 _SCHEMA = """
@@ -40,11 +41,12 @@ CREATE TABLE IF NOT EXISTS turns (
     sources TEXT NOT NULL,         -- JSON: the passages given, numbered from 1
     cited TEXT NOT NULL,           -- JSON: the numbers of the cited passages
     timings TEXT NOT NULL,         -- JSON
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    support TEXT                   -- JSON: supporting quotes and per-sentence support (rag/quotes.py)
 );
 CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation, id);
 """
-_VERSION = 1
+_VERSION = 2  # 2: turns.support
 
 
 @dataclass
@@ -91,6 +93,9 @@ class ConversationStore:
             self._db.execute("PRAGMA foreign_keys = ON")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(turns)")}
+            if "support" not in columns:  # a history written by version 1: its turns have no quotes
+                self._db.execute("ALTER TABLE turns ADD COLUMN support TEXT")
             self._db.execute(f"PRAGMA user_version = {_VERSION}")
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"Cannot open the conversation history {self.path}: {exc}") from exc
@@ -145,7 +150,7 @@ class ConversationStore:
             if row is None:
                 return None
             turns = self._db.execute(
-                "SELECT question, text, error, sources, cited, timings, created FROM turns "
+                "SELECT question, text, error, sources, cited, timings, created, support FROM turns "
                 "WHERE conversation = ? ORDER BY id",
                 (conv_id,),
             ).fetchall()
@@ -176,15 +181,17 @@ class ConversationStore:
         shown = answer.text if answer is not None and text is None else (text or "")
         sources = [h.to_json() | {"start": h.start, "end": h.end, "chunk_id": h.chunk_id}
                    for h in (answer.sources if answer else [])]
+        support = answer.support if answer is not None else None
         now = time.time()
         with self._tx() as db:
             if db.execute("SELECT 1 FROM conversations WHERE id = ?", (conv_id,)).fetchone() is None:
                 raise UsageError(f"There is no conversation {conv_id}.")
             db.execute(
-                "INSERT INTO turns (conversation, question, text, error, sources, cited, timings, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO turns (conversation, question, text, error, sources, cited, timings, created, support) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (conv_id, question, shown, error, json.dumps(sources, ensure_ascii=False),
-                 json.dumps(answer.cited if answer else []), json.dumps(answer.timings if answer else {}), now),
+                 json.dumps(answer.cited if answer else []), json.dumps(answer.timings if answer else {}), now,
+                 json.dumps(support.to_json(), ensure_ascii=False) if support is not None else None),
             )
             db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conv_id))
         return Turn(question, answer, shown, error, now)
@@ -211,9 +218,16 @@ class ConversationStore:
         lines = [f"# {conv.title}", "", f"*Workspace: {conv.workspace} · "
                  f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(conv.created))}*", ""]
         for turn in conv.turns:
-            lines += [f"## {turn.question}", "", turn.text or "", ""]
+            support = turn.answer.support if turn.answer is not None else None
+            # A reply replaced by the quotes (it was empty, a refusal or unsupported) is exported as shown.
+            shown = support.text if support is not None and support.fallback else turn.text
+            lines += [f"## {turn.question}", "", shown or "", ""]
             if turn.error:
                 lines += [f"*{turn.error}*", ""]
+            quotes = support.quotes if support is not None else []
+            if quotes:
+                lines += ["Supporting quotes:", ""]
+                lines += [f"> {' '.join(q.text.split())}\n> — {_place(q)}\n" for q in quotes]
             if turn.answer is not None and turn.answer.sources:
                 lines.append("Sources:")
                 lines.append("")
@@ -224,7 +238,7 @@ class ConversationStore:
         return "\n".join(lines).rstrip() + "\n"
 
 
-def _place(h: Hit) -> str:
+def _place(h: Hit | Quote) -> str:
     place = Path(h.source).name
     if h.page is not None:
         place += f", page {h.page}"
@@ -234,12 +248,13 @@ def _place(h: Hit) -> str:
 
 
 def _turn(question: str, text: str, error: str | None, sources: str, cited: str, timings: str,
-          created: float, *, conv_id: int) -> Turn:
+          created: float, support: str | None, *, conv_id: int) -> Turn:
     hits = [_hit(s) for s in json.loads(sources)]
     answer = None
     if error is None:
         answer = Answer(text, hits, [int(n) for n in json.loads(cited)],
-                        {k: float(v) for k, v in json.loads(timings).items()}, conversation_id=conv_id)
+                        {k: float(v) for k, v in json.loads(timings).items()}, conversation_id=conv_id,
+                        support=Support.from_json(json.loads(support)) if support else None)
     return Turn(question, answer, text, error, created)
 
 

@@ -25,6 +25,7 @@ from app.gui import theme
 from app.gui.widgets import Banner, muted
 from rag.answer import Answer
 from rag.conversations import Conversation, Turn
+from rag.quotes import Quote, annotated
 from rag.store import Hit
 
 _CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
@@ -131,6 +132,44 @@ class SourceRow(QFrame):
         super().mouseReleaseEvent(event)
 
 
+class QuoteRow(QFrame):
+    """A supporting quote under an answer: the document's own words and where they are; clicking opens it
+    there (a PDF at the page, with the quote's opening words highlighted)."""
+
+    clicked = Signal(object)
+
+    def __init__(self, quote: Quote, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.quote = quote
+        self.setObjectName("quoteRow")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setToolTip(self.tr("Open {file} at this quote").format(file=quote.source))
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(10, 4, 8, 4)
+        lay.setSpacing(0)
+        text = " ".join(quote.text.split())
+        self.text = QLabel(f"“{text[:400]}{'…' if len(text) > 400 else ''}”")
+        self.text.setWordWrap(True)
+        f = self.text.font()
+        f.setItalic(True)
+        self.text.setFont(f)
+        lay.addWidget(self.text)
+        lay.addWidget(muted(f"[{quote.passage}] {place(self.hit)}" if quote.passage else place(self.hit)))
+        self.setStyleSheet("#quoteRow { border-left: 3px solid palette(highlight); border-radius: 2px; }"
+                           " #quoteRow:hover { background: palette(midlight); }")
+
+    @property
+    def hit(self) -> Hit:
+        """The quote as a passage to open: same document, page and place."""
+        q = self.quote
+        return Hit(q.source, q.page, q.heading, q.score, q.text, q.start, q.end, "")
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt API
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit(self.hit)
+        super().mouseReleaseEvent(event)
+
+
 class TurnCard(QWidget):
     """A question, its answer as it streams, a status line and the sources."""
 
@@ -168,7 +207,7 @@ class TurnCard(QWidget):
         self.copy.setText(self.tr("Copy"))
         self.copy.setToolTip(self.tr("Copy the answer as Markdown"))
         self.copy.setAutoRaise(True)
-        self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.turn.text))
+        self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.shown))
         self.copy.hide()
         foot.addWidget(self.copy)
         lay.addLayout(foot)
@@ -179,6 +218,7 @@ class TurnCard(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(50)  # re-render at most 20 times a second while tokens stream
         self._timer.timeout.connect(self._render)
+        self.shown = ""  # the answer as displayed, in Markdown (what Copy copies)
         self._render()
         if turn.answer is not None:
             self.finish(turn.answer)
@@ -192,8 +232,16 @@ class TurnCard(QWidget):
             self._timer.start()
 
     def _render(self) -> None:
-        n = len(self.turn.answer.sources) if self.turn.answer else 0
-        text = self.turn.text or ("…" if self.turn.answer is None and not self.turn.error else "")
+        answer = self.turn.answer
+        n = len(answer.sources) if answer else 0
+        text = self.turn.text or ("…" if answer is None and not self.turn.error else "")
+        if answer is not None and answer.support is not None and not self.turn.error:
+            support = answer.support
+            # Shown with the citations the alignment found, and unsupported sentences flagged; a reply the
+            # passages do not bear out (or none at all) gives way to what the documents themselves say.
+            text = support.text if support.fallback else annotated(
+                answer.text, support, unsupported=" " + self.tr("*(not found in your documents)*"))
+        self.shown = text
         self.body.set_markdown(linkify_citations(text, n))
 
     def finish(self, answer: Answer) -> None:
@@ -206,15 +254,26 @@ class TurnCard(QWidget):
             item = self.sources_box.takeAt(0)
             if item.widget():
                 item.widget().deleteLater()
+        support = answer.support
+        if support is not None and support.quotes:
+            self.sources_box.addWidget(muted(self.tr("What the documents say") if support.fallback
+                                             else self.tr("Supporting quotes")))
+            for quote in support.quotes:
+                qrow = QuoteRow(quote)
+                qrow.clicked.connect(self.source_clicked)
+                self.sources_box.addWidget(qrow)
         if answer.sources:
             self.sources_box.addWidget(muted(self.tr("Sources")))
             for i, hit in enumerate(answer.sources, 1):
                 row = SourceRow(i, hit, cited=i in answer.cited)
                 row.clicked.connect(self.source_clicked)
                 self.sources_box.addWidget(row)
-        self.copy.setVisible(bool(answer.text))
+        self.copy.setVisible(bool(self.shown.strip()))
         total = answer.timings.get("total")
-        if total is not None:
+        if support is not None and support.fallback:
+            self.set_status(self.tr("The model's reply was not borne out by the documents; "
+                                    "their own words are shown instead."))
+        elif total is not None:
             self.set_status(self.tr("{seconds:.1f} s").format(seconds=total + answer.timings.get("retrieval", 0.0)))
 
     def stopped(self) -> None:

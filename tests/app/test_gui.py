@@ -21,7 +21,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.gui import ScreenshotPlan, Shooter, build_window  # noqa: E402
-from app.gui.chat import SourceRow, linkify_citations  # noqa: E402
+from app.gui.chat import QuoteRow, SourceRow, linkify_citations  # noqa: E402
 from app.gui.prefs import Prefs  # noqa: E402
 from inference.errors import Cancelled  # noqa: E402
 from rag.service import Hearth, HearthConfig  # noqa: E402
@@ -177,6 +177,14 @@ def test_ask_streams_markdown_answer_with_clickable_sources(qtbot, tmp_path, doc
     if other is not None:
         qtbot.mouseClick(other, Qt.MouseButton.LeftButton)
         assert app.opened == [Path(other.hit.source)]
+    # Under the answer, the documents' own words that support it; a click opens the PDF at that quote.
+    quotes = card.findChildren(QuoteRow)
+    quoted = [q.quote.text for q in quotes]
+    assert quotes and "EUR 60" in quotes[0].text.text() and quotes[0].quote.source.endswith("travel-policy.pdf")
+    viewer.hide()
+    qtbot.mouseClick(quotes[0], Qt.MouseButton.LeftButton)
+    assert viewer.isVisible() and viewer.search.searchString() in " ".join(quotes[0].quote.text.split())
+    qtbot.waitUntil(lambda: viewer.page == quotes[0].quote.page, timeout=WAIT)
     # The conversation is stored: listed, and it reopens with its sources.
     qtbot.waitUntil(lambda: w.sidebar.chats.count() == 1, timeout=WAIT)
     w.new_chat()
@@ -184,11 +192,33 @@ def test_ask_streams_markdown_answer_with_clickable_sources(qtbot, tmp_path, doc
     w.sidebar.chats.setCurrentRow(0)
     qtbot.waitUntil(lambda: len(w.chat.cards) == 1, timeout=WAIT)
     assert w.chat.cards[0].findChildren(SourceRow)
+    assert [q.quote.text for q in w.chat.cards[0].findChildren(QuoteRow)] == quoted  # stored with the turn
     out = tmp_path / "chat.md"
     job = w.export_chat(w.conversation.id, out)
     qtbot.waitSignal(job.ended, timeout=WAIT) if not job.done else None
     qtbot.waitUntil(out.exists, timeout=WAIT)
     assert "EUR 60" in out.read_text()
+
+
+def test_unsupported_sentences_are_flagged_and_a_failed_reply_gives_way_to_the_documents(qtbot, tmp_path, docs):
+    model = ScriptedModel("The daily meal allowance abroad is **EUR 60** [1]. Staff may also fly first class on"
+                          " every trip.")
+    app = App(qtbot, tmp_path, model=model)
+    app.ingest_demo(docs)
+    w = app.window
+    w.ask("What is the daily meal allowance for travel abroad?")
+    qtbot.waitUntil(lambda: w.ask_job is None, timeout=WAIT)
+    card = w.chat.cards[-1]
+    text = card.body.toPlainText()
+    assert "fly first class on every trip. (not found in your documents)" in text
+    assert "EUR 60 [1]." in text and "EUR 60 [1]. (not found" not in text
+    model.reply = "I don't know."
+    w.ask("How many days of annual leave do I get?")
+    qtbot.waitUntil(lambda: w.ask_job is None, timeout=WAIT)
+    card = w.chat.cards[-1]
+    assert card.body.toPlainText().startswith("The documents say:") and "28 days" in card.body.toPlainText()
+    assert "not borne out" in card.status.text()
+    assert any("28 days" in q.quote.text for q in card.findChildren(QuoteRow))
 
 
 def test_stop_keeps_the_partial_answer(qtbot, tmp_path, docs):

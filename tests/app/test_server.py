@@ -153,6 +153,13 @@ def test_grounded_answer_carries_its_sources(client, setup):
     assert r.workspace == "default"
     assert r.sources and Path(r.sources[0]["source"]).name == "leave-policy.txt"
     assert set(r.sources[0]) >= {"source", "page", "heading", "score", "text", "cited"}
+    # The supporting quotes come as in `hearth ask --json`: the document's words with their offsets.
+    assert r.quotes and set(r.quotes[0]) == {"source", "page", "heading", "text", "start", "end"}
+    leave = Path(r.quotes[0]["source"]).read_text()
+    assert Path(r.quotes[0]["source"]).name == "leave-policy.txt" and "25 days" in r.quotes[0]["text"]
+    assert leave[r.quotes[0]["start"]:r.quotes[0]["end"]] == r.quotes[0]["text"]
+    assert r.sentences and all(s["support"] is None or 0 <= s["support"] < len(r.quotes) for s in r.sentences)
+    assert isinstance(r.fallback, bool) and isinstance(r.answer, str)
     r = ask(client, "What do I do about a stolen laptop?", model="hearth-rag:it", extra_body={"k": 1})
     assert [Path(s["source"]).name for s in r.sources] == ["laptops.txt"]
 
@@ -174,6 +181,7 @@ def test_grounded_stream_sends_the_sources_in_its_last_chunk(client):
     chunks = list(ask(client, "stolen laptop extension", model="hearth-rag:it", stream=True))
     final = [c for c in chunks if c.choices and c.choices[0].finish_reason][0]
     assert Path(final.sources[0]["source"]).name == "laptops.txt"
+    assert final.quotes and all(Path(q["source"]).name == "laptops.txt" for q in final.quotes)
     assert "".join(c.choices[0].delta.content or "" for c in chunks).startswith("echo: ")
 
 

@@ -111,3 +111,50 @@ def test_a_stopped_answer_is_kept_with_what_was_shown(hearth):
                    cancel=lambda: len(seen) >= 2)
     turn = hearth.conversations.get(conv).turns[0]
     assert turn.answer is None and turn.text == "".join(seen) and turn.error
+
+
+def _supported_answer() -> Answer:
+    from dataclasses import replace
+
+    from rag.quotes import Quote, SentenceSupport, Support
+
+    quote = Quote("/docs/onboarding.md", None, "Welcome › Holidays", "28 days of annual leave", 10, 33, 1, 0.91)
+    support = Support("You get 28 days [1].", [SentenceSupport("You get 28 days.", 0, 1)], [quote], False)
+    return replace(sample_answer(), support=support)
+
+
+def test_supporting_quotes_are_stored_with_the_turn_and_exported(store, tmp_path):
+    conv = store.create("default", "Leave")
+    store.add_turn(conv.id, "How many days of leave?", _supported_answer())
+    turn = ConversationStore(tmp_path / "conversations.sqlite").require(conv.id).turns[0]
+    assert turn.answer is not None and turn.answer.support == _supported_answer().support
+    md = store.export_markdown(conv.id)
+    assert "> 28 days of annual leave\n> — onboarding.md — Welcome › Holidays" in md
+
+
+def test_a_history_from_version_1_opens_and_gains_quotes(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "conversations.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(
+        "CREATE TABLE conversations (id INTEGER PRIMARY KEY AUTOINCREMENT, workspace TEXT NOT NULL,"
+        " title TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL);"
+        "CREATE TABLE turns (id INTEGER PRIMARY KEY AUTOINCREMENT, conversation INTEGER NOT NULL"
+        " REFERENCES conversations (id) ON DELETE CASCADE, question TEXT NOT NULL, text TEXT NOT NULL,"
+        " error TEXT, sources TEXT NOT NULL, cited TEXT NOT NULL, timings TEXT NOT NULL, created REAL NOT NULL);"
+        "INSERT INTO conversations VALUES (1, 'default', 'Old one', 1.0, 1.0);"
+        "INSERT INTO turns VALUES (1, 1, 'Old question?', 'Old reply.', NULL, '[]', '[]', '{}', 1.0);"
+        "PRAGMA user_version = 1;"
+    )
+    old.commit()
+    old.close()
+    store = ConversationStore(path)
+    try:
+        conv = store.require(1)
+        assert [t.text for t in conv.turns] == ["Old reply."] and conv.turns[0].answer.support is None
+        store.add_turn(1, "New question?", _supported_answer())
+        assert store.require(1).turns[1].answer.support.quotes[0].text == "28 days of annual leave"
+        assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    finally:
+        store.close()

@@ -81,3 +81,29 @@ def test_ask_returns_quotes_with_offsets_into_the_stored_text(hearth):
     assert supports[0] == 0 and supports[1] is None  # the bicycle is not in the documents
     for q in out["quotes"]:  # the HTML passage text given to the model is tidied; offsets are not
         assert full_text(load(Path(q["source"])))[q["start"] : q["end"]] == q["text"]
+
+
+def test_annotated_reply_keeps_markdown_cites_by_alignment_and_flags_the_rest():
+    from rag.quotes import SentenceSupport, Support, annotated
+
+    reply = "The allowance is **EUR 60** [4]. Run `ls -l`. You may also fly first class.\n\n```\nrm -rf /tmp/x\n```"
+    support = Support("", [
+        SentenceSupport("The allowance is **EUR 60**.", 0, 2),
+        SentenceSupport("Run `ls -l`.", None, None),
+        SentenceSupport("You may also fly first class.", None, None),
+        SentenceSupport("rm -rf /tmp/x", None, None),
+    ], [], False)
+    shown = annotated(reply, support, unsupported=" (?)")
+    assert shown.startswith("The allowance is **EUR 60** [2].")  # the model's [4] gave way to the alignment's
+    assert "fly first class. (?)" in shown and "Run `ls -l`. (?)" in shown
+    assert "```\nrm -rf /tmp/x\n```" in shown  # never marked inside code
+    assert annotated(reply, Support("The documents say: …", [], [], True), unsupported=" (?)").startswith(
+        "The allowance is **EUR 60**.")
+
+
+def test_support_survives_json(hearth):
+    from rag.quotes import Support
+
+    q = "What should I do if my laptop is stolen?"
+    s = align("Call the IT service desk at extension 4400. Buy a bicycle.", q, hearth.search(q), embedder=hearth.embedder)
+    assert s.quotes and Support.from_json(s.to_json()) == s
