@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bench.quotes import DocumentTexts, contains_answer, format_table, load_answers, measure, summarise
 from bench.retrieval import QUESTIONS_FILE, WORKSPACE, Gold, Question
 from rag.quotes import align
@@ -76,3 +78,25 @@ def test_one_question_is_searched_asked_and_aligned(tmp_path):
     assert detail["gold_passages"] and detail["passages"][0]["text"]
     assert len(model.prompts) == 1
     json.dumps(detail)  # a details line is plain JSON
+
+
+def test_replay_realigns_a_details_file(tmp_path, capsys):
+    from bench.quotes import main
+
+    doc = tmp_path / "docs" / "office.md"
+    doc.parent.mkdir()
+    doc.write_text("# Parking\n\nParking in the garage costs EUR 5 per day. Bicycles are parked free.\n", encoding="utf-8")
+    hearth = Hearth(HearthConfig(data_dir=tmp_path / "data", min_score=0.0), embedder=HashEmbedder(),
+                    chat_model=ScriptedModel("I don't know."))
+    hearth.ingest([doc], workspace=WORKSPACE)
+    q = Question("parking", "How much does parking in the garage cost?", Gold("office.md", None, "Parking"), False)
+    row, detail = measure(hearth, q, ["EUR 5"], k=3, texts=DocumentTexts(), align=align)
+    details = tmp_path / "details.jsonl"
+    details.write_text(json.dumps(detail) + "\n", encoding="utf-8")
+    assert main(["--replay", str(details), "--json", "--reuse", str(tmp_path / "replay")]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    # The reply ("I don't know.") is replaced by the quotes, and the quote holds the answer.
+    assert summary["n"] == 1 and summary["reply_contains"] == 0.0 and summary["quote_contains"] == 1.0
+    assert summary["fallback_rate"] == 1.0 and summary["replayed"] == str(details)
+    with pytest.raises(SystemExit):  # a missing file is a usage error
+        main(["--replay", str(tmp_path / "missing.jsonl")])
