@@ -195,7 +195,9 @@ def _gui(args: argparse.Namespace) -> int:
     elif args.add or args.ask or args.during_ingest:
         raise UsageError("--add, --ask and --during-ingest go with --screenshot.")
     from app.policy import load_policy
+    from rag.datalock import set_process_label
 
+    set_process_label("hearth gui")  # how another process's refusal names this window
     policy = load_policy()
     data_dir = args.data_dir.expanduser() if args.data_dir else None
     if policy.data_dir is not None:
@@ -255,6 +257,11 @@ def _run(args: argparse.Namespace) -> int:
         **remote_engines(args),
     )
     hearth = Hearth(policy.apply(config))
+    if args.command in _INDEX_COMMANDS:
+        from rag.datalock import set_process_label
+
+        set_process_label(f"hearth {args.command}" + (" --watch" if getattr(args, "watch", False) else ""))
+        hearth.claim_data_dir()  # another process using the folder is refused now, before a model loads
     return {
         "ingest": _ingest,
         "search": _search,
@@ -268,6 +275,10 @@ def _run(args: argparse.Namespace) -> int:
         "mcp": _mcp,
         "embedder": _embedder,
     }[args.command](hearth, args)
+
+
+# Commands that open the document index, which one process at a time may use (rag.datalock).
+_INDEX_COMMANDS = frozenset({"ingest", "search", "ask", "eval", "forget", "serve", "mcp"})
 
 
 def _embedder(hearth, args: argparse.Namespace) -> int:

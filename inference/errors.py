@@ -6,6 +6,7 @@
     ├── LoadError          one document could not be read (the batch goes on)
     ├── StoreError         the vector store cannot be opened or written
     ├── UsageError         the caller asked for something impossible (bad workspace name, bad k)
+    │   └── DataDirInUse   another process has the data folder open
     └── Cancelled          the user stopped the work; shown as no dialog
 """
 
@@ -45,6 +46,10 @@ class StoreError(HearthError):
 
 class UsageError(HearthError):
     """The request itself is invalid (a bad name, a bad number)."""
+
+
+class DataDirInUse(UsageError):
+    """Another Hearth process is using the data folder; its message names that process."""
 
 
 class Cancelled(HearthError):

@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 import unicodedata
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from inference.embedder import Embedder
     from inference.library import LibraryModel, ModelLibrary
     from rag.conversations import ConversationStore
+    from rag.datalock import DataDirClaim
     from rag.watch import WatchUpdate
 
 log = logging.getLogger(__name__)
@@ -126,6 +128,10 @@ class Hearth:
         self._warming: threading.Thread | None = None
         self._conversations: ConversationStore | None = None
         self._library: ModelLibrary | None = None
+        # This process's hold on the data folder (rag.datalock), taken when the local index is opened.
+        self._claim: DataDirClaim | None = None
+        self._unclaim: weakref.finalize | None = None
+        self._own_store = False
 
     # Parts, made lazily so `hearth sources` never loads a model.
     @property
@@ -146,10 +152,34 @@ class Hearth:
                 self._store = open_shared_store(self.config.chroma_url, self.config.index_dir,
                                                 token=self.config.chroma_token)
             if self._store is None:
+                self.claim_data_dir()  # ChromaDB's files must never be open in two processes
                 self._store = HybridStore(
                     ChromaStore(self.config.data_dir / "index"), LexicalIndex(self.config.data_dir / "lexical.sqlite")
                 )
+                self._own_store = True
             return self._store
+
+    def claim_data_dir(self) -> None:
+        """Take the data folder for this process, or raise DataDirInUse naming the process that has it.
+
+        Opening the local index does this; long-lived front ends call it at start, to fail at once.
+        Hearth objects of one process share the folder; `close` (or garbage collection) lets it go.
+        """
+        with self._lock:
+            if self._claim is None and not self.config.chroma_url:  # a Chroma server guards its own files
+                from rag.datalock import claim
+
+                self._claim = claim(self.config.data_dir)
+                self._unclaim = weakref.finalize(self, self._claim.release)
+
+    def close(self) -> None:
+        """Let other processes use the data folder; the index opens (and takes the folder) again on next use."""
+        with self._lock:
+            if self._own_store:
+                self._store, self._own_store = None, False
+            if self._unclaim is not None:
+                self._unclaim()  # releases the claim, once
+            self._claim = self._unclaim = None
 
     @property
     def embedder(self) -> Embedder:

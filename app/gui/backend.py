@@ -141,9 +141,16 @@ class Backend(QObject):
 
     # Reads.
     def list_workspaces(self) -> Job:
-        """Workspace names known to the index."""
+        """Workspace names known to the index; the window's first job, so it also takes the data folder."""
         hearth = self.hearth
-        return self.reader.submit("workspaces", lambda s: hearth.manifest.workspaces())
+
+        def run(state: JobState) -> list[str]:
+            # The window is long-lived: take the folder at once, so that another Hearth process using it
+            # is named in the banner now, not when the first question fails.
+            hearth.claim_data_dir()
+            return hearth.manifest.workspaces()
+
+        return self.reader.submit("workspaces", run)
 
     def list_documents(self, workspace: str) -> Job:
         """The workspace's document records."""
