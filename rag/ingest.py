@@ -285,6 +285,7 @@ class _Run:
 
     def drop(self, source: str) -> None:
         """Remove a document's chunks and record (stale or gone)."""
+        self.manifest.unfinish(self.workspace, source)  # killed half-way, it must not count as done
         self.store.delete_document(self.workspace, source)
         self.manifest.remove(self.workspace, source)
         self.report.removed += 1
@@ -482,6 +483,7 @@ def forget(paths: Iterable[Path], *, workspace: str, store: VectorStore, manifes
         target = str(path.absolute().resolve()) if path.exists() else str(path.absolute())
         for source in known:
             if _under(source, target) and source not in removed:
+                manifest.unfinish(workspace, source)  # killed half-way, it must not count as done
                 store.delete_document(workspace, source)
                 manifest.remove(workspace, source)
                 removed.append(source)

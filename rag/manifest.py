@@ -148,6 +148,14 @@ class Manifest:
                 "UPDATE documents SET mtime_ns=? WHERE workspace=? AND source=?", (mtime_ns, workspace, source)
             )
 
+    def unfinish(self, workspace: str, source: str) -> None:
+        """Stop counting a file as indexed before its chunks are deleted (a crash then leaves it to redo)."""
+        with self._db:
+            self._db.execute(
+                "UPDATE documents SET status='indexing', updated=? WHERE workspace=? AND source=?",
+                (time.time(), workspace, source),
+            )
+
     def remove(self, workspace: str, source: str) -> None:
         """Forget a file."""
         with self._db:
