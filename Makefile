@@ -7,7 +7,7 @@ PIP := $(PY) -m pip
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 DEMO_DATA ?= .data/demo
 
-.PHONY: run test demo venv clean venv-rocm venv-migraphx venv-cuda venv-cpu bundle bundle-rocm offline-check app-folder icons
+.PHONY: run test soak demo venv clean venv-rocm venv-migraphx venv-cuda venv-cpu bundle bundle-rocm offline-check app-folder icons
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,16 @@ demo: venv
 
 test: venv
 	$(PY) -m pytest -q
+
+# The long proofs (#9), each printing a table and exiting 1 on a failure: the hostile corpus at full size
+# (a 10,000-page PDF, a 1 GB line, zip bombs…), 2,000 fuzzed files per reader, 60 + 50 SIGKILLs during
+# ingest with the index checked after each, and memory over 10,000 documents and a long chat. About 1 hour.
+soak: venv
+	$(PY) -m bench.hostile
+	$(PY) -m bench.fuzz_loaders --examples 2000
+	$(PY) -m bench.crash_soak --files 300 --kills 60
+	$(PY) -m bench.crash_soak --embedder real --files 120 --kills 50
+	$(PY) -m bench.memory
 
 # The embedder's GPU builds of ONNX Runtime, one per environment (see packaging/install_onnxruntime.py):
 # removes every onnxruntime build, installs the chosen one, and checks it lists its provider and that

@@ -5,6 +5,7 @@
     ├── EmbedderError      the embedding runtime cannot start or run
     ├── LoadError          one document could not be read (the batch goes on)
     ├── StoreError         the vector store cannot be opened or written
+    │   └── IndexDamaged   its files can no longer be read (rebuilt from the keyword index)
     ├── UsageError         the caller asked for something impossible (bad workspace name, bad k)
     │   └── DataDirInUse   another process has the data folder open
     └── Cancelled          the user stopped the work; shown as no dialog
@@ -42,6 +43,10 @@ class LoadError(HearthError):
 
 class StoreError(HearthError):
     """The vector store cannot be opened, read or written."""
+
+
+class IndexDamaged(StoreError):
+    """The local vector index cannot be read any more (a forced stop mid-write); it can be rebuilt."""
 
 
 class UsageError(HearthError):

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from inference.errors import Cancelled, HearthError
+from inference.errors import Cancelled, HearthError, IndexDamaged
 from rag.chunking import Chunk, chunk_sections
 from rag.loaders import SUPPORTED_SUFFIXES, Limits
 from rag.manifest import DocumentRecord, Manifest
@@ -441,8 +441,8 @@ def ingest(
             run.fail(source, exc.kind, str(exc))
             if record is not None:
                 run.drop(source)
-        except Cancelled:
-            raise
+        except (Cancelled, IndexDamaged):
+            raise  # IndexDamaged: every later file would fail too; the service rebuilds the index and retries
         except HearthError as exc:
             run.fail(source, "error", f"{parsed.path.name}: {exc}")
         run.files_done += 1
@@ -458,6 +458,8 @@ def ingest(
         run.check_cancel()
         try:
             run.drop(source)
+        except IndexDamaged:
+            raise
         except HearthError as exc:
             run.fail(source, "error", f"{Path(source).name}: could not be removed from the index: {exc}")
     report.seconds = time.perf_counter() - run.t0

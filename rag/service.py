@@ -10,9 +10,9 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from inference.errors import HearthError, UsageError
+from inference.errors import HearthError, IndexDamaged, StoreError, UsageError
 from inference.llm import ChatModel
 from rag.answer import Answer, Turn, answer, fixed_messages
 from rag.evaluate import SelfTestReport, self_test
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from inference.library import LibraryModel, ModelLibrary
     from rag.conversations import ConversationStore
     from rag.datalock import DataDirClaim
+    from rag.repair import RepairReport
     from rag.watch import WatchUpdate
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,7 @@ class Hearth:
         self._claim: DataDirClaim | None = None
         self._unclaim: weakref.finalize | None = None
         self._own_store = False
+        self.last_repair: RepairReport | None = None  # the last rebuild of a damaged vector index, if any
 
     # Parts, made lazily so `hearth sources` never loads a model.
     @property
@@ -276,7 +278,8 @@ class Hearth:
         bound = self.manifest.workspace_embedder(workspace)
         if bound is not None and bound != embedder.name:
             paths = self._unbind_for_reembedding(workspace, embedder) + paths
-        return ingest(
+        self.check_index(workspace)
+        return self._repairing(lambda: ingest(
             paths,
             workspace=workspace,
             embedder=embedder,
@@ -285,7 +288,44 @@ class Hearth:
             options=self.config.ingest,
             progress=progress,
             cancel=cancel,
-        )
+        ))
+
+    def check_index(self, workspace: str = DEFAULT_WORKSPACE) -> RepairReport | None:
+        """Read the local vector index once; when it is damaged, rebuild it (returns the report, else None)."""
+        store = self.store
+        if not isinstance(store, HybridStore) or not self._own_store:
+            return None  # a store passed in, or a shared Chroma server
+        try:
+            store.count(check_workspace(workspace))
+        except IndexDamaged:
+            return self.repair_index()
+        return None
+
+    def repair_index(self) -> RepairReport:
+        """Rebuild the local vector index from the keyword index (rag/repair.py); the damaged one is kept aside."""
+        from rag.repair import rebuild_vector_index
+
+        with self._lock:
+            store = self.store
+            if not isinstance(store, HybridStore) or not self._own_store:
+                raise StoreError("Only Hearth's own local index can be rebuilt (a Chroma server repairs its own).")
+            store.vectors, report = rebuild_vector_index(
+                self.config.data_dir / "index", lexical=store.lexical, manifest=self.manifest,
+                embedder_for=self.embedder_for,
+            )  # fmt: skip
+            self.last_repair = report
+            return report
+
+    def _repairing(self, run: Callable[[], Any]) -> Any:
+        """Run `run`; if the vector index turns out damaged, rebuild it once and run again."""
+        try:
+            return run()
+        except IndexDamaged:
+            if not self._own_store:
+                raise
+            log.warning("The vector index is damaged; rebuilding it from the keyword index.")
+            self.repair_index()
+            return run()
 
     def search(
         self, query: str, *, k: int = 5, workspace: str = DEFAULT_WORKSPACE, mode: str | None = None
@@ -296,6 +336,9 @@ class Hearth:
             raise UsageError("The question is empty.")
         if not 1 <= k <= 100:
             raise UsageError(f"k must be between 1 and 100, not {k}.")
+        return self._repairing(lambda: self._search(query, k=k, workspace=workspace, mode=mode))
+
+    def _search(self, query: str, *, k: int, workspace: str, mode: str | None) -> list[Hit]:
         done = self._done_sources(workspace)
         if not done:
             return []

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from inference.errors import StoreError
+from inference.errors import IndexDamaged, StoreError
 from rag.chunking import Chunk
 from rag.lexical import LexicalIndex, LexicalRow
 
@@ -93,7 +93,7 @@ class ChromaStore:
                     embedding_function=None,
                 )
             except Exception as exc:
-                raise StoreError(f"Cannot open workspace {workspace!r} in the index: {exc}") from exc
+                raise _failure(f"Cannot open workspace {workspace!r} in the index", exc) from exc
             self._collections[workspace] = col
         return col
 
@@ -118,14 +118,14 @@ class ChromaStore:
                 )
             col.delete(where={"$and": [{"source": source}, {"version": {"$ne": version}}]})
         except Exception as exc:
-            raise StoreError(f"Cannot write {source} to the index: {exc}") from exc
+            raise _failure(f"Cannot write {source} to the index", exc) from exc
 
     def delete_document(self, workspace: str, source: str) -> None:
         """Remove every chunk of one document."""
         try:
             self._collection(workspace).delete(where={"source": source})
         except Exception as exc:
-            raise StoreError(f"Cannot remove {source} from the index: {exc}") from exc
+            raise _failure(f"Cannot remove {source} from the index", exc) from exc
 
     def query(self, workspace: str, vector: np.ndarray, *, k: int) -> list[Hit]:
         """The k nearest chunks to a unit vector, best first."""
@@ -140,7 +140,7 @@ class ChromaStore:
                 include=["documents", "metadatas", "distances"],
             )
         except Exception as exc:
-            raise StoreError(f"Cannot search the index: {exc}") from exc
+            raise _failure(f"Cannot search the index", exc) from exc
         return [
             _hit(cid, text, meta, 1.0 - float(dist))
             for cid, text, meta, dist in zip(
@@ -153,7 +153,7 @@ class ChromaStore:
         try:
             return int(self._collection(workspace).count())
         except Exception as exc:
-            raise StoreError(f"Cannot read the index: {exc}") from exc
+            raise _failure(f"Cannot read the index", exc) from exc
 
     def hits_by_id(self, workspace: str, ids: Sequence[str], vector: np.ndarray) -> dict[str, Hit]:
         """The chunks with these ids, scored by cosine similarity to a unit vector."""
@@ -164,7 +164,7 @@ class ChromaStore:
                 ids=list(ids), include=["documents", "metadatas", "embeddings"]
             )
         except Exception as exc:
-            raise StoreError(f"Cannot read the index: {exc}") from exc
+            raise _failure(f"Cannot read the index", exc) from exc
         out = {}
         for cid, text, meta, emb in zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"], strict=True):
             score = float(np.dot(np.asarray(emb, dtype=np.float32), vector))
@@ -180,7 +180,7 @@ class ChromaStore:
                 where={"source": {"$in": list(sources)}}, include=["documents", "metadatas"]
             )
         except Exception as exc:
-            raise StoreError(f"Cannot read the index: {exc}") from exc
+            raise _failure(f"Cannot read the index", exc) from exc
         return [_hit(cid, t, m, 0.0) for cid, t, m in zip(res["ids"], res["documents"], res["metadatas"], strict=True)]
 
     def embeddings_of(self, workspace: str, source: str) -> list[tuple[str, str | None, np.ndarray]]:
@@ -190,11 +190,29 @@ class ChromaStore:
                 where={"source": source}, include=["documents", "metadatas", "embeddings"]
             )
         except Exception as exc:
-            raise StoreError(f"Cannot read the index: {exc}") from exc
+            raise _failure(f"Cannot read the index", exc) from exc
         return [
             (t or "", m.get("heading") or None, np.asarray(e, dtype=np.float32))
             for t, m, e in zip(res["documents"], res["metadatas"], res["embeddings"], strict=True)
         ]
+
+    def add_rows(self, workspace: str, rows: Sequence[Any], vectors: np.ndarray, *, versions: Sequence[str]) -> None:
+        """Store chunks as the keyword index keeps them (LexicalRow), with their vectors (a rebuild)."""
+        metas = []
+        for row, version in zip(rows, versions, strict=True):
+            meta: dict[str, Any] = {"source": row.source, "version": version, "start": row.start, "end": row.end}
+            if row.page is not None:
+                meta["page"] = row.page
+            if row.heading:
+                meta["heading"] = row.heading
+            metas.append(meta)
+        try:
+            self._collection(workspace).upsert(
+                ids=[r.chunk_id for r in rows], embeddings=np.asarray(vectors, dtype=np.float32),
+                documents=[r.text for r in rows], metadatas=metas,
+            )  # fmt: skip
+        except Exception as exc:
+            raise _failure("Cannot write to the index", exc) from exc
 
     def drop_workspace(self, workspace: str) -> None:
         """Delete a workspace's whole collection."""
@@ -203,6 +221,18 @@ class ChromaStore:
             self._client.delete_collection(collection_name(workspace))
         except Exception as exc:
             log.debug("dropping %s: %s", workspace, exc)
+
+
+_DAMAGE = ("hnsw", "compaction", "compactor", "backfill", "segment")
+
+
+def _failure(message: str, exc: Exception) -> StoreError:
+    """The StoreError for a ChromaDB failure; IndexDamaged when its own files can no longer be read."""
+    text = str(exc)
+    if type(exc).__name__ == "InternalError" and any(word in text.lower() for word in _DAMAGE):
+        return IndexDamaged(f"{message}: the vector index is damaged ({text}).",
+                            hint="Hearth rebuilds it from its keyword index; documents are not read again.")
+    return StoreError(f"{message}: {text}")
 
 
 def chunk_ids(source: str, version: str, chunks: Sequence[Chunk]) -> list[str]:

@@ -139,6 +139,10 @@ def main(argv: list[str] | None = None) -> None:
     options = IngestOptions(chunk_tokens=args.chunk_tokens, overlap_tokens=4, embed_batch=4, workers=args.workers)
     embedder = _embedder(args.embedder, args.cache or args.data / "cache")
     h = Hearth(HearthConfig(data_dir=args.data, ingest=options), embedder=embedder)
+    # A kill can leave ChromaDB's own files unreadable (chroma-core/chroma #7678): Hearth rebuilds them.
+    repaired = h.check_index(WORKSPACE)
+    if repaired is not None:
+        print(f"repaired the vector index: {repaired.chunks} chunks", file=sys.stderr, flush=True)
     print("state " + json.dumps(state(h, ids=args.ids)), flush=True)
     if args.state_only:
         return
