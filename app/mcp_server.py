@@ -29,9 +29,12 @@ def build_mcp(hearth: Hearth, *, workspace: str = DEFAULT_WORKSPACE) -> Any:
     """An MCP server whose tools answer from `workspace` through `hearth`."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
 
     workspace = check_workspace(workspace)
     server = MCPServer("hearth", instructions=INSTRUCTIONS, log_level="WARNING")
+    # Every tool only reads the index: nothing is changed, deleted or fetched from outside the machine.
+    read_only = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
     lock = threading.Lock()
 
     def run(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -41,7 +44,7 @@ def build_mcp(hearth: Hearth, *, workspace: str = DEFAULT_WORKSPACE) -> Any:
             except HearthError as exc:  # the sentence a user reads, as the tool's error
                 raise ToolError(f"{exc} {exc.hint}" if exc.hint else str(exc)) from exc
 
-    @server.tool()
+    @server.tool(annotations=read_only)
     def search_documents(query: str, k: int = 5) -> dict[str, Any]:
         """Find the k passages of the office's documents that best match a query (k from 1 to 20).
 
@@ -52,18 +55,22 @@ def build_mcp(hearth: Hearth, *, workspace: str = DEFAULT_WORKSPACE) -> Any:
         hits = run(hearth.search, query, k=k, workspace=workspace)
         return {"workspace": workspace, "passages": [h.to_json() for h in hits]}
 
-    @server.tool()
+    @server.tool(annotations=read_only)
     def ask(question: str) -> dict[str, Any]:
         """Answer a question from the office's documents with a local model.
 
-        Returns the answer, which cites passages as [1], [2]..., and the numbered passages it was given
-        (source file, page, heading, text, and whether the answer cites it).
+        Returns the answer, which cites passages as [1], [2]..., the numbered passages it was given
+        (source file, page, heading, text, and whether the answer cites it), and supporting quotes: the
+        documents' own sentences that bear the answer out, with their places.
         """
         result = run(hearth.ask, question, workspace=workspace)
         out = result.to_json()
-        return {"workspace": workspace, "answer": out["answer"], "sources": out["sources"]}
+        # With the supporting quotes (the documents' own words, with their places) and, when the model's
+        # reply gave way to them, its own words in "reply".
+        extra = {k: out[k] for k in ("quotes", "fallback", "reply") if k in out}
+        return {"workspace": workspace, "answer": out["answer"], "sources": out["sources"], **extra}
 
-    @server.tool()
+    @server.tool(annotations=read_only)
     def list_sources() -> dict[str, Any]:
         """List the documents indexed in the workspace, with their number of passages and pages."""
         docs = run(hearth.sources, workspace=workspace)

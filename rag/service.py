@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
 import logging
+import sys
 import threading
 import time
 import unicodedata
@@ -94,6 +96,20 @@ def model_allowed(name: str, allowed: Sequence[str]) -> bool:
     if "/" in name or "\\" in name:
         return False
     return name in allowed or (name.endswith(".gguf") and name[: -len(".gguf")] in allowed) or f"{name}.gguf" in allowed
+
+
+def release_free_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc).
+
+    Indexing frees much of its memory in ONNX Runtime's and ChromaDB's threads, whose malloc arenas keep
+    it otherwise: over 1,000 documents resident memory grew 39 MiB without this and 14 MiB with it
+    (bench/memory.py), with no growth in live Python objects.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc (musl): nothing to give back this way
+            pass
 
 
 def check_workspace(name: str) -> str:
@@ -279,6 +295,13 @@ class Hearth:
         if bound is not None and bound != embedder.name:
             paths = self._unbind_for_reembedding(workspace, embedder) + paths
         self.check_index(workspace)
+        try:
+            return self._ingest(paths, workspace, embedder, progress, cancel)
+        finally:
+            release_free_memory()
+
+    def _ingest(self, paths: list[Path], workspace: str, embedder: Embedder,
+                progress: Callable[[Progress], None] | None, cancel: Callable[[], bool] | None) -> IngestReport:
         return self._repairing(lambda: ingest(
             paths,
             workspace=workspace,

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QGuiApplication, QKeyEvent, QPalette, QTextOption
+from PySide6.QtGui import QGuiApplication, QKeyEvent, QPalette, QTextDocument, QTextOption
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -28,6 +28,7 @@ from rag.conversations import Conversation, Turn
 from rag.quotes import Quote, annotated
 from rag.store import Hit
 
+_NO_IMAGE = re.compile(r"!\[")
 _CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
 _FENCE = re.compile(r"(```.*?(?:```|$)|`[^`\n]*`)", re.S)
 
@@ -78,8 +79,15 @@ class MarkdownView(QTextBrowser):
         self.document().contentsChanged.connect(self._fit)
 
     def set_markdown(self, text: str) -> None:
-        """Show Markdown text."""
-        self.setMarkdown(text)
+        """Show Markdown text, never raw HTML and never an image.
+
+        An answer is model output and may repeat what a document says: an image (`![x](/etc/passwd)`) or
+        an HTML tag would make the view read a local file just by showing it. Images are shown as their
+        text; HTML stays text.
+        """
+        features = QTextDocument.MarkdownFeature
+        self.document().setMarkdown(_NO_IMAGE.sub(r"\\![", text),
+                                    features.MarkdownDialectGitHub | features.MarkdownNoHTML)
         self._fit()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
@@ -306,7 +314,7 @@ class TurnCard(QWidget):
                 return
             if 1 <= n <= len(self.turn.answer.sources):
                 self.source_clicked.emit(self.turn.answer.sources[n - 1])
-        elif url.scheme() in ("http", "https", "file", "mailto"):
+        elif url.scheme() in ("http", "https", "mailto"):  # never file: an answer must not open local files
             from PySide6.QtGui import QDesktopServices
 
             QDesktopServices.openUrl(url)

@@ -221,6 +221,36 @@ def test_unsupported_sentences_are_flagged_and_a_failed_reply_gives_way_to_the_d
     assert any("28 days" in q.quote.text for q in card.findChildren(QuoteRow))
 
 
+def test_an_answer_never_shows_images_or_html_and_never_opens_local_files(qtbot, tmp_path, docs):
+    from PySide6.QtGui import QImage
+
+    secret = tmp_path / "secret.png"
+    image = QImage(4, 4, QImage.Format.Format_RGB32)
+    image.fill(0)
+    assert image.save(str(secret))
+    reply = (f"The daily meal allowance for travel abroad is EUR 60 [1]. Look: ![x]({secret}) and "
+             f"<img src=\"{secret}\"> and [open]({QUrl.fromLocalFile(str(secret)).toString()}).")
+    app = App(qtbot, tmp_path, model=ScriptedModel(reply))
+    app.ingest_demo(docs)
+    w = app.window
+    w.ask("What is the daily meal allowance for travel abroad?")
+    qtbot.waitUntil(lambda: w.ask_job is None, timeout=WAIT)
+    card = w.chat.cards[-1]
+    html = card.body.toHtml()
+    assert "<img" not in html and "&lt;img" in html  # the tag is shown as text, nothing is loaded
+    assert "EUR 60" in card.body.toPlainText() and "Look:" in card.body.toPlainText()  # the reply, not quotes
+    block, images = card.body.document().begin(), 0
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            images += it.fragment().charFormat().isImageFormat()
+            it += 1
+        block = block.next()
+    assert images == 0
+    card.body.link_clicked.emit(QUrl.fromLocalFile(str(secret)))  # a file: link in an answer opens nothing
+    assert app.opened == [] and not w._pdf_viewers
+
+
 def test_stop_keeps_the_partial_answer(qtbot, tmp_path, docs):
     app = App(qtbot, tmp_path, model=SlowModel(" ".join(["word"] * 200)))
     app.ingest_demo(docs)

@@ -77,6 +77,7 @@ def test_mcp_server_tools_over_stdio(data):
     answer = _result(out["ask"])
     assert isinstance(answer["answer"], str) and answer["answer"]
     assert Path(answer["sources"][0]["source"]).name == "leave-policy.md" and "cited" in answer["sources"][0]
+    assert answer["quotes"] and set(answer["quotes"][0]) == {"source", "page", "heading", "text", "start", "end"}
 
     names = sorted(Path(s["source"]).name for s in _result(out["sources"])["sources"])
     assert names == ["it-handbook.txt", "leave-policy.md"]
