@@ -249,8 +249,13 @@ def align(
     strong = max((h.score for h in hits), default=0.0) >= strong_passage
     if refusal or (unsupported and strong):
         # The model failed: show what the documents say about the question instead.
-        ranked = _rank_for_question(question, units, unit_vecs, unit_terms, q_vec)[:max_quotes]
-        quotes = [_quote(units[j], hits, float(unit_vecs[j] @ q_vec)) for j in ranked]
+        picked: list[int] = []
+        for j in _rank_for_question(question, units, unit_vecs, unit_terms, q_vec):
+            if len(picked) == max_quotes:
+                break
+            if not any(_duplicates(units[j], units[k], hits) for k in picked):
+                picked.append(j)
+        quotes = [_quote(units[j], hits, float(unit_vecs[j] @ q_vec)) for j in picked]
         text = FALLBACK_PREFIX + " ".join(_cite(q.text, q.passage) for q in quotes)
         return Support(text, [SentenceSupport(q.text, i, q.passage) for i, q in enumerate(quotes)], quotes, True)
 
