@@ -191,6 +191,9 @@ def compare_indexes(data: Path, fresh: Path, *, atol: float) -> tuple[list[str],
     return found, len(a)
 
 
+REBUILT = "repaired the vector index"  # what tests/crash_driver.py says on stderr after a rebuild
+
+
 def soak(args: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     rng = random.Random(args.seed)
@@ -222,6 +225,7 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
         restart_problems += [f"round {rounds}: {p}" for p in found]
         stats["indexing at restart"] += sum(s["status"] == "indexing" for s in run.found.values())
         end = run.kill_after(rng.uniform(0.05, max_delay))
+        stats["rebuilt"] += REBUILT in run.err  # ChromaDB's files were unreadable after the last kill
         place = f"in {end.in_write}" if end.in_write else "mid-document" if end.in_document else "between"
         if end.killed:
             stats["kills"] += 1
@@ -240,6 +244,7 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
     run = Driver(data, docs, "--ids", *extra)
     restart_problems += [f"final restart: {p}" for p in problems(run.found)]
     report, state = run.finish()
+    stats["rebuilt"] += REBUILT in run.err
     final = problems(state)
     expected = {str(p.resolve()) for p in corpus.files()}
     if set(state) != expected:
@@ -264,7 +269,7 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
         "embedder": args.embedder, "seed": args.seed, "rounds": rounds + 1, "kills": stats["kills"],
         "kills_mid_write": stats["mid-write"], "kills_mid_document": stats["mid-document"],
         "kill_places": dict(where), "completed_rounds": stats["completed"],
-        "indexing_found_at_restart": stats["indexing at restart"],
+        "indexing_found_at_restart": stats["indexing at restart"], "index_rebuilds": stats["rebuilt"],
         "changes": {k: stats[k] for k in ("rewritten", "deleted", "added", "renamed", "touched")},
         "files": len(expected), "broken_files": len(corpus.broken), "chunks": chunks,
         "restart_mismatches": len(restart_problems), "final_mismatches": len(final),
@@ -283,6 +288,7 @@ def print_table(r: dict[str, Any]) -> None:
         ("  by place", ", ".join(f"{k} {v}" for k, v in sorted(r["kill_places"].items()))),
         ("runs that finished first", r["completed_rounds"]),
         ("interrupted documents found", r["indexing_found_at_restart"]),
+        ("vector index rebuilt (ChromaDB damaged)", r["index_rebuilds"]),
         ("changes between runs", ", ".join(f"{k} {v}" for k, v in r["changes"].items())),
         ("files (+ broken ones)", f"{r['files']} (+{r['broken_files']})"), ("chunks", r["chunks"]),
         ("mismatches at restarts", r["restart_mismatches"]), ("mismatches at the end", r["final_mismatches"]),
