@@ -475,6 +475,7 @@ def test_russian_translation_is_shipped_and_loads(qapp):
     try:
         assert QCoreApplication.translate("LibraryPanel", "Add files…") == "Добавить файлы…"
         assert QCoreApplication.translate("ChatView", "Send") == "Отправить"
+        assert QCoreApplication.translate("TurnCard", "Supporting quotes") == "Подтверждающие цитаты"
     finally:
         for t in getattr(qapp, "_hearth_translators", ()):
             qapp.removeTranslator(t)

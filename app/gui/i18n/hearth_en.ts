@@ -17,7 +17,7 @@
 <context>
     <name>Chat</name>
     <message>
-        <location filename="../chat.py" line="53"/>
+        <location filename="../chat.py" line="55"/>
         <source>page {n}</source>
         <translation type="unfinished"></translation>
     </message>
@@ -25,43 +25,43 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../chat.py" line="323"/>
+        <location filename="../chat.py" line="389"/>
         <source>Ask about your documents…  (Enter sends, Shift+Enter: new line)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="326"/>
-        <location filename="../chat.py" line="395"/>
+        <location filename="../chat.py" line="392"/>
+        <location filename="../chat.py" line="461"/>
         <source>Send</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="351"/>
+        <location filename="../chat.py" line="417"/>
         <source>Answers come only from the documents in this workspace, with their sources. Drop files or folders anywhere on the window to add them.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="360"/>
+        <location filename="../chat.py" line="426"/>
         <source>Ask anything about the {n} documents in “{ws}”</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="363"/>
+        <location filename="../chat.py" line="429"/>
         <source>“{ws}” has no documents yet</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="395"/>
+        <location filename="../chat.py" line="461"/>
         <source>Stop</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="396"/>
+        <location filename="../chat.py" line="462"/>
         <source>Stop the answer (Esc)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="396"/>
+        <location filename="../chat.py" line="462"/>
         <source>Send (Enter)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -459,275 +459,275 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="76"/>
-        <location filename="../main_window.py" line="198"/>
+        <location filename="../main_window.py" line="77"/>
+        <location filename="../main_window.py" line="199"/>
         <source>Library</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="77"/>
-        <location filename="../main_window.py" line="199"/>
+        <location filename="../main_window.py" line="78"/>
+        <location filename="../main_window.py" line="200"/>
         <source>Hardware</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="166"/>
+        <location filename="../main_window.py" line="167"/>
         <source>Model: {name}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="167"/>
+        <location filename="../main_window.py" line="168"/>
         <source>Loading {name}…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="168"/>
+        <location filename="../main_window.py" line="169"/>
         <source>Model: {name} · ready</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="169"/>
+        <location filename="../main_window.py" line="170"/>
         <source>Model: {name} · failed to load</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="178"/>
+        <location filename="../main_window.py" line="179"/>
         <source>&amp;File</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="179"/>
+        <location filename="../main_window.py" line="180"/>
         <source>Add files…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="180"/>
+        <location filename="../main_window.py" line="181"/>
         <source>Add folder…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="181"/>
+        <location filename="../main_window.py" line="182"/>
         <source>Watch a folder…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="183"/>
+        <location filename="../main_window.py" line="184"/>
         <source>New workspace…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="185"/>
+        <location filename="../main_window.py" line="186"/>
         <source>Settings…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="187"/>
+        <location filename="../main_window.py" line="188"/>
         <source>Quit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="188"/>
+        <location filename="../main_window.py" line="189"/>
         <source>&amp;Chat</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="189"/>
+        <location filename="../main_window.py" line="190"/>
         <source>New chat</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="190"/>
+        <location filename="../main_window.py" line="191"/>
         <source>Stop</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="192"/>
+        <location filename="../main_window.py" line="193"/>
         <source>Export chat…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="194"/>
+        <location filename="../main_window.py" line="195"/>
         <source>&amp;View</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="195"/>
+        <location filename="../main_window.py" line="196"/>
         <source>Side panel</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="200"/>
+        <location filename="../main_window.py" line="201"/>
         <source>&amp;Help</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="201"/>
+        <location filename="../main_window.py" line="202"/>
         <source>Open log file</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="202"/>
+        <location filename="../main_window.py" line="203"/>
         <source>Open data folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="204"/>
-        <location filename="../main_window.py" line="757"/>
+        <location filename="../main_window.py" line="205"/>
+        <location filename="../main_window.py" line="765"/>
         <source>About Hearth</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="250"/>
+        <location filename="../main_window.py" line="251"/>
         <source>New workspace</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="250"/>
+        <location filename="../main_window.py" line="251"/>
         <source>Name:</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="267"/>
+        <location filename="../main_window.py" line="268"/>
         <source>Rename workspace</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="267"/>
+        <location filename="../main_window.py" line="268"/>
         <source>Name shown:</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="283"/>
+        <location filename="../main_window.py" line="284"/>
         <source>Delete workspace</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="284"/>
+        <location filename="../main_window.py" line="285"/>
         <source>Delete “{ws}”? Its documents leave the index (the files themselves stay where they are) and its chats are deleted.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="311"/>
+        <location filename="../main_window.py" line="312"/>
         <source>{ws} — Hearth</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="330"/>
+        <location filename="../main_window.py" line="331"/>
         <source>Add documents</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="336"/>
+        <location filename="../main_window.py" line="337"/>
         <source>Add a folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="380"/>
+        <location filename="../main_window.py" line="381"/>
         <source>Indexed {n} documents ({chunks} passages) in {s:.1f} s; {u} unchanged, {f} failed.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="395"/>
+        <location filename="../main_window.py" line="396"/>
         <source>Stopping after the current document…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="400"/>
+        <location filename="../main_window.py" line="401"/>
         <source>Watch a folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="434"/>
+        <location filename="../main_window.py" line="435"/>
         <source>stopped: {reason}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="444"/>
+        <location filename="../main_window.py" line="445"/>
         <source>syncing… {done} of {total}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="448"/>
+        <location filename="../main_window.py" line="449"/>
         <source>in sync · {time}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="450"/>
+        <location filename="../main_window.py" line="451"/>
         <source>{n} failed</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="460"/>
+        <location filename="../main_window.py" line="461"/>
         <source>Remove documents</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="461"/>
+        <location filename="../main_window.py" line="462"/>
         <source>Remove {names} from the library? The files themselves are not deleted.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="474"/>
+        <location filename="../main_window.py" line="475"/>
         <source>Adding the model {name}…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="477"/>
+        <location filename="../main_window.py" line="478"/>
         <source>Adding the model {name}… {pct:.0f}%</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="481"/>
+        <location filename="../main_window.py" line="482"/>
         <source>{name} is now in the model library.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="482"/>
+        <location filename="../main_window.py" line="483"/>
         <source>Choose it as the chat model in Settings (Ctrl+,).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="529"/>
+        <location filename="../main_window.py" line="530"/>
         <source>Export chat</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="530"/>
+        <location filename="../main_window.py" line="531"/>
         <source>Markdown (*.md)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="535"/>
+        <location filename="../main_window.py" line="536"/>
         <source>Saved {path}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="557"/>
+        <location filename="../main_window.py" line="558"/>
         <source>Waiting for the model to load…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="604"/>
+        <location filename="../main_window.py" line="605"/>
         <source>Stopped.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="631"/>
+        <location filename="../main_window.py" line="632"/>
         <source>{name} is no longer at {folder}.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="632"/>
+        <location filename="../main_window.py" line="633"/>
         <source>Re-index it from its new place, or remove it.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="735"/>
+        <location filename="../main_window.py" line="743"/>
         <source>API: {url}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="758"/>
+        <location filename="../main_window.py" line="766"/>
         <source>&lt;b&gt;Hearth&lt;/b&gt;&lt;br&gt;Private, offline answers from your own documents.&lt;br&gt;Nothing leaves this computer.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -767,6 +767,14 @@
     <message>
         <location filename="../pdf_viewer.py" line="121"/>
         <source>Passage highlighted</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>QuoteRow</name>
+    <message>
+        <location filename="../chat.py" line="154"/>
+        <source>Open {file} at this quote</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -815,7 +823,7 @@
     </message>
     <message>
         <location filename="../settings_dialog.py" line="86"/>
-        <location filename="../settings_dialog.py" line="169"/>
+        <location filename="../settings_dialog.py" line="191"/>
         <source>Working out the memory plan…</source>
         <translation type="unfinished"></translation>
     </message>
@@ -851,7 +859,7 @@
     </message>
     <message>
         <location filename="../settings_dialog.py" line="112"/>
-        <location filename="../settings_dialog.py" line="197"/>
+        <location filename="../settings_dialog.py" line="219"/>
         <source>Data folder</source>
         <translation type="unfinished"></translation>
     </message>
@@ -886,32 +894,32 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="151"/>
+        <location filename="../settings_dialog.py" line="173"/>
         <source>(default)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="153"/>
+        <location filename="../settings_dialog.py" line="175"/>
         <source>(unavailable)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="181"/>
+        <location filename="../settings_dialog.py" line="203"/>
         <source>No plan for this model.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="185"/>
+        <location filename="../settings_dialog.py" line="207"/>
         <source>{layers} of {total} layers on the GPU · GPU {gpu} · RAM {ram}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="188"/>
+        <location filename="../settings_dialog.py" line="210"/>
         <source>fits</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="188"/>
+        <location filename="../settings_dialog.py" line="210"/>
         <source>does not fit</source>
         <translation type="unfinished"></translation>
     </message>
@@ -977,7 +985,7 @@
 <context>
     <name>SourceRow</name>
     <message>
-        <location filename="../chat.py" line="110"/>
+        <location filename="../chat.py" line="119"/>
         <source>Open {file}</source>
         <translation type="unfinished"></translation>
     </message>
@@ -985,33 +993,53 @@
 <context>
     <name>TurnCard</name>
     <message>
-        <location filename="../chat.py" line="168"/>
+        <location filename="../chat.py" line="214"/>
         <source>Copy</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="169"/>
+        <location filename="../chat.py" line="215"/>
         <source>Copy the answer as Markdown</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="210"/>
+        <location filename="../chat.py" line="250"/>
+        <source>*(not found in your documents)*</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="266"/>
+        <source>What the documents say</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="267"/>
+        <source>Supporting quotes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="273"/>
         <source>Sources</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="218"/>
+        <location filename="../chat.py" line="281"/>
+        <source>The model&apos;s reply was not borne out by the documents; their own words are shown instead.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="284"/>
         <source>{seconds:.1f} s</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="224"/>
-        <location filename="../chat.py" line="225"/>
+        <location filename="../chat.py" line="290"/>
+        <location filename="../chat.py" line="291"/>
         <source>Stopped.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="232"/>
+        <location filename="../chat.py" line="298"/>
         <source>No answer: {reason}</source>
         <translation type="unfinished"></translation>
     </message>
