@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rag.ingest import HEADING_SEPARATOR
 from rag.lexical import query_terms
 from rag.store import Hit
 
@@ -276,6 +277,8 @@ def align(
     for j in _rank_for_question(question, units, unit_vecs, unit_terms, q_vec):
         if len(extra) == question_quotes:
             break
+        if _is_heading(units[j], hits):
+            continue  # a heading says what a section is about, not what it says
         if not any(_duplicates(units[j], units[k], hits) for k in order + extra):
             extra.append(j)
     if extra:
@@ -288,6 +291,19 @@ def align(
     ]
     shown = " ".join(_cite(s.text, s.citation) for s in supports)
     return Support(shown, supports, quotes, False)
+
+
+def _is_heading(unit: _Unit, hits: Sequence[Hit]) -> bool:
+    """Whether a unit is just one of its passage's headings ("5. Meals and daily allowance")."""
+    heading = hits[unit.passage - 1].heading
+    if not heading:
+        return False
+    words = _words_of(unit.text)
+    return any(words == _words_of(part) for part in heading.split(HEADING_SEPARATOR))
+
+
+def _words_of(text: str) -> list[str]:
+    return [w for w in re.findall(r"\w+", text.lower()) if not w.isdigit()]
 
 
 def _duplicates(a: _Unit, b: _Unit, hits: Sequence[Hit]) -> bool:

@@ -286,6 +286,8 @@ class Driver:
         if killed:
             os.kill(self.p.pid, signal.SIGKILL)
         self._rest()
+        if killed and self.p.returncode == 0:
+            killed = False  # it ended in the instant between the check and the signal: it finished first
         if not killed:
             assert self.p.returncode == 0, self.err
         elif self.p.returncode != -signal.SIGKILL:  # it died of something else just before

@@ -107,3 +107,15 @@ def test_support_survives_json(hearth):
     q = "What should I do if my laptop is stolen?"
     s = align("Call the IT service desk at extension 4400. Buy a bicycle.", q, hearth.search(q), embedder=hearth.embedder)
     assert s.quotes and Support.from_json(s.to_json()) == s
+
+
+def test_a_heading_alone_is_never_a_quote_for_the_question(hearth):
+    q = "What is the daily meal allowance for travel abroad?"
+    s = align("The daily meal allowance for travel abroad is EUR 60 [1].", q, hearth.search(q), embedder=hearth.embedder)
+    assert len(s.quotes) == 3 and "EUR 60" in s.quotes[0].text
+    def plain(text: str) -> str:
+        return text.strip().lower().lstrip("0123456789. ")
+
+    headings = {plain(p) for h in hearth.search(q) if h.heading for p in h.heading.split(" › ")}
+    assert "meals and daily allowance" in headings  # the section's heading is a line of the passage too
+    assert not any(plain(qt.text) in headings for qt in s.quotes)
