@@ -400,48 +400,32 @@ def make_hostile_corpus(folder: Path, *, scale: str = "ci") -> dict[str, Expect]
     sentences = iter(_sentence(n) for n in range(1000))
 
     # Good files among the bad, one unique sentence each, in every format.
-    pdf_ok = fpdf_bytes([s := next(sentences)])
-    w.good("good.pdf", pdf_ok, s)
-    s = next(sentences)
-    w.good("good-empty-user-password.pdf", fpdf_bytes([s], owner_password="owner-secret", user_password=""), s)
-    s = next(sentences)
-    w.good("good.docx", docx_bytes(s), s)
-    s = next(sentences)
-    w.good("good.pptx", pptx_bytes(s), s)
-    s = next(sentences)
-    w.good("good.xlsx", xlsx_bytes(s), s)
-    s = next(sentences)
-    w.good("good.odt", odt_bytes(f"<text:p>{s}</text:p>"), s)
-    s = next(sentences)
-    w.good("good.txt", s.encode(), s)
-    s = next(sentences)
-    w.good("good.md", f"# Notes\n\n{s}\n".encode(), s)
-    s = next(sentences)
-    w.good("good.html", f"<html><body><h1>Notes</h1><p>{s}</p></body></html>".encode(), s)
-    s = next(sentences)
-    w.good("good.csv", f"note,count\n{s},1\n".encode(), s)
-    s = next(sentences)
-    w.good("good.eml", f"From: a@example.org\nTo: b@example.org\nSubject: Notes\n\n{s}\n".encode(), s)
-    s = next(sentences)
-    w.good("good-utf16.txt", "\ufeff".encode("utf-16-le") + s.encode("utf-16-le"), s)
-    s = next(sentences)
-    w.good("good-latin1.txt", (s + " Café déjà vu.").encode("latin-1"), s)
-    s = next(sentences)
-    w.good("good-with-bad-byte.txt", s.encode() + b" caf\xc3\xa9 broken \xff byte", s)
-    s = next(sentences)
-    w.good("good-markdown.markdown", f"Title\n=====\n\n{s}\n".encode(), s)
-    s = next(sentences)
-    w.good("good.tsv", f"note\tcount\n{s}\t1\n".encode(), s)
-    s = next(sentences)
-    w.good("good.htm", f"<!DOCTYPE html><p>{s}</p>".encode(), s)
-    s = next(sentences)
-    w.good("good.docm", docx_bytes(s), s)
-    s = next(sentences)
-    w.good("good.pptm", pptx_bytes(s), s)
-    s = next(sentences)
-    w.good("good.xlsm", xlsx_bytes(s), s)
-    s = next(sentences)
-    w.good(f"name with\nnewline {s.split()[2]}.txt", s.encode(), s)
+    goods: list[tuple[str, Callable[[str], bytes]]] = [
+        ("good.pdf", lambda s: fpdf_bytes([s])),
+        ("good-empty-user-password.pdf", lambda s: fpdf_bytes([s], owner_password="owner-secret", user_password="")),
+        ("good.docx", docx_bytes),
+        ("good.pptx", pptx_bytes),
+        ("good.xlsx", xlsx_bytes),
+        ("good.odt", lambda s: odt_bytes(f"<text:p>{s}</text:p>")),
+        ("good.txt", str.encode),
+        ("good.md", lambda s: f"# Notes\n\n{s}\n".encode()),
+        ("good.html", lambda s: f"<html><body><h1>Notes</h1><p>{s}</p></body></html>".encode()),
+        ("good.csv", lambda s: f"note,count\n{s},1\n".encode()),
+        ("good.eml", lambda s: f"From: a@example.org\nTo: b@example.org\nSubject: Notes\n\n{s}\n".encode()),
+        ("good-utf16.txt", lambda s: "\ufeff".encode("utf-16-le") + s.encode("utf-16-le")),
+        ("good-latin1.txt", lambda s: (s + " Café déjà vu.").encode("latin-1")),
+        ("good-with-bad-byte.txt", lambda s: s.encode() + b" caf\xc3\xa9 broken \xff byte"),
+        ("good-markdown.markdown", lambda s: f"Title\n=====\n\n{s}\n".encode()),
+        ("good.tsv", lambda s: f"note\tcount\n{s}\t1\n".encode()),
+        ("good.htm", lambda s: f"<!DOCTYPE html><p>{s}</p>".encode()),
+        ("good.docm", docx_bytes),
+        ("good.pptm", pptx_bytes),
+        ("good.xlsm", xlsx_bytes),
+        ("name with\nnewline {word}.txt", str.encode),
+    ]
+    for name, make in goods:
+        s = next(sentences)
+        w.good(name.format(word=s.split()[2]), make(s), s)
 
     # -- PDFs -------------------------------------------------------------------------------------
     base = fpdf_bytes(["A page of ordinary text to damage in many ways."] * 3)

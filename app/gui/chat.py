@@ -105,21 +105,37 @@ class MarkdownView(QTextBrowser):
         return QSize(400, self.height())
 
 
-class SourceRow(QFrame):
-    """One source under an answer: number, file, page, heading and a snippet; clicking opens it."""
+class _PassageRow(QFrame):
+    """A clickable row under an answer that stands for a place in a document (`hit`)."""
 
     clicked = Signal(object)
 
-    def __init__(self, number: int, hit: Hit, *, cited: bool, parent: QWidget | None = None) -> None:
+    def __init__(self, name: str, tooltip: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.hit = hit
-        self.number = number
-        self.setObjectName("sourceRow")
+        self.setObjectName(name)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setToolTip(self.tr("Open {file}").format(file=hit.source))
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 4, 8, 4)
-        lay.setSpacing(0)
+        self.setToolTip(tooltip)
+        self.lay = QVBoxLayout(self)
+        self.lay.setContentsMargins(8, 4, 8, 4)
+        self.lay.setSpacing(0)
+
+    @property
+    def hit(self) -> Hit:
+        raise NotImplementedError
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt API
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit(self.hit)
+        super().mouseReleaseEvent(event)
+
+
+class SourceRow(_PassageRow):
+    """One source under an answer: number, file, page, heading and a snippet; clicking opens it."""
+
+    def __init__(self, number: int, hit: Hit, *, cited: bool, parent: QWidget | None = None) -> None:
+        super().__init__("sourceRow", self.tr("Open {file}").format(file=hit.source), parent)
+        self._hit = hit
+        self.number = number
         head = QLabel(f"[{number}] {place(hit)}")
         f = head.font()
         f.setBold(cited)
@@ -128,41 +144,34 @@ class SourceRow(QFrame):
             pal = head.palette()
             pal.setColor(QPalette.ColorRole.WindowText, pal.color(QPalette.ColorRole.Link))
             head.setPalette(pal)
-        lay.addWidget(head)
+        self.lay.addWidget(head)
         snippet = " ".join(hit.text.split())
         snip = muted(snippet[:220] + ("…" if len(snippet) > 220 else ""))
-        lay.addWidget(snip)
+        self.lay.addWidget(snip)
         self.setStyleSheet("#sourceRow { border-radius: 6px; } #sourceRow:hover { background: palette(midlight); }")
 
-    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt API
-        if event.button() == Qt.MouseButton.LeftButton:
-            self.clicked.emit(self.hit)
-        super().mouseReleaseEvent(event)
+    @property
+    def hit(self) -> Hit:
+        """The passage."""
+        return self._hit
 
 
-class QuoteRow(QFrame):
+class QuoteRow(_PassageRow):
     """A supporting quote under an answer: the document's own words and where they are; clicking opens it
     there (a PDF at the page, with the quote's opening words highlighted)."""
 
-    clicked = Signal(object)
-
     def __init__(self, quote: Quote, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__("quoteRow", self.tr("Open {file} at this quote").format(file=quote.source), parent)
         self.quote = quote
-        self.setObjectName("quoteRow")
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setToolTip(self.tr("Open {file} at this quote").format(file=quote.source))
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(10, 4, 8, 4)
-        lay.setSpacing(0)
+        self.lay.setContentsMargins(10, 4, 8, 4)
         text = " ".join(quote.text.split())
         self.text = QLabel(f"“{text[:400]}{'…' if len(text) > 400 else ''}”")
         self.text.setWordWrap(True)
         f = self.text.font()
         f.setItalic(True)
         self.text.setFont(f)
-        lay.addWidget(self.text)
-        lay.addWidget(muted(f"[{quote.passage}] {place(self.hit)}" if quote.passage else place(self.hit)))
+        self.lay.addWidget(self.text)
+        self.lay.addWidget(muted(f"[{quote.passage}] {place(self.hit)}" if quote.passage else place(self.hit)))
         self.setStyleSheet("#quoteRow { border-left: 3px solid palette(highlight); border-radius: 2px; }"
                            " #quoteRow:hover { background: palette(midlight); }")
 
@@ -171,11 +180,6 @@ class QuoteRow(QFrame):
         """The quote as a passage to open: same document, page and place."""
         q = self.quote
         return Hit(q.source, q.page, q.heading, q.score, q.text, q.start, q.end, "")
-
-    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt API
-        if event.button() == Qt.MouseButton.LeftButton:
-            self.clicked.emit(self.hit)
-        super().mouseReleaseEvent(event)
 
 
 class TurnCard(QWidget):

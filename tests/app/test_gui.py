@@ -122,6 +122,12 @@ class App:
         self.window.ingest([folder])
         self.idle()
 
+    def answer(self, question: str):
+        """Ask and wait for the answer; returns its card."""
+        self.window.ask(question)
+        self.qtbot.waitUntil(lambda: self.window.ask_job is None, timeout=WAIT)
+        return self.window.chat.cards[-1]
+
 
 def test_dropped_files_appear_with_status_done(qtbot, tmp_path, docs):
     app = App(qtbot, tmp_path)
@@ -205,17 +211,11 @@ def test_unsupported_sentences_are_flagged_and_a_failed_reply_gives_way_to_the_d
                           " every trip.")
     app = App(qtbot, tmp_path, model=model)
     app.ingest_demo(docs)
-    w = app.window
-    w.ask("What is the daily meal allowance for travel abroad?")
-    qtbot.waitUntil(lambda: w.ask_job is None, timeout=WAIT)
-    card = w.chat.cards[-1]
-    text = card.body.toPlainText()
+    text = app.answer("What is the daily meal allowance for travel abroad?").body.toPlainText()
     assert "fly first class on every trip. (not found in your documents)" in text
     assert "EUR 60 [1]." in text and "EUR 60 [1]. (not found" not in text
     model.reply = "I don't know."
-    w.ask("How many days of annual leave do I get?")
-    qtbot.waitUntil(lambda: w.ask_job is None, timeout=WAIT)
-    card = w.chat.cards[-1]
+    card = app.answer("How many days of annual leave do I get?")
     assert card.body.toPlainText().startswith("The documents say:") and "28 days" in card.body.toPlainText()
     assert "not borne out" in card.status.text()
     assert any("28 days" in q.quote.text for q in card.findChildren(QuoteRow))
@@ -233,9 +233,7 @@ def test_an_answer_never_shows_images_or_html_and_never_opens_local_files(qtbot,
     app = App(qtbot, tmp_path, model=ScriptedModel(reply))
     app.ingest_demo(docs)
     w = app.window
-    w.ask("What is the daily meal allowance for travel abroad?")
-    qtbot.waitUntil(lambda: w.ask_job is None, timeout=WAIT)
-    card = w.chat.cards[-1]
+    card = app.answer("What is the daily meal allowance for travel abroad?")
     html = card.body.toHtml()
     assert "<img" not in html and "&lt;img" in html  # the tag is shown as text, nothing is loaded
     assert "EUR 60" in card.body.toPlainText() and "Look:" in card.body.toPlainText()  # the reply, not quotes
