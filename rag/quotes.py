@@ -273,16 +273,20 @@ def align(
     # around the fact (or states a wrong one), and these quotes let the user check the reply against it.
     # On bench/quotes.py this took "a shown quote has the answer" from 74% to 91% of the questions whose
     # answer was in the passages (one such quote: 88%).
-    extra: list[int] = []
+    reply_slots = max(1, max_quotes - question_quotes)
+    kept = order[:reply_slots]
     for j in _rank_for_question(question, units, unit_vecs, unit_terms, q_vec):
-        if len(extra) == question_quotes:
+        if len(kept) >= max_quotes:
             break
         if _is_heading(units[j], hits):
             continue  # a heading says what a section is about, not what it says
-        if not any(_duplicates(units[j], units[k], hits) for k in order + extra):
-            extra.append(j)
-    if extra:
-        order = order[: max_quotes - len(extra)] + extra
+        if not any(_duplicates(units[j], units[k], hits) for k in kept):
+            kept.append(j)
+    # Slots the question's lines did not take go back to the reply's own quotes.
+    for j in order[reply_slots:]:
+        if len(kept) < max_quotes and j not in kept and not any(_duplicates(units[j], units[k], hits) for k in kept):
+            kept.append(j)
+    order = kept
     quotes = [_quote(units[j], hits, chosen.get(j, float(unit_vecs[j] @ q_vec))) for j in order]
     index = {j: i for i, j in enumerate(order)}
     supports = [
