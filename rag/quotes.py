@@ -143,6 +143,7 @@ def _terms(text: str) -> set[str]:
 
 _PRONOUN = re.compile(r"(?:It|Its|This|These|That|Those|They|Their|He|She|His|Her)\b")
 _LEAD_IN_SPAN = 240  # characters a lead-in line may take along after its colon
+_CHUNK_GAP = 4  # characters between two passages that follow each other in a document (a paragraph break)
 _CONTEXT_SPAN = 480  # longest quote made by joining a sentence that starts with a pronoun to the one before
 
 _STRIP = "`\"'()[]{},;:.!?…“”‘’"
@@ -251,7 +252,8 @@ def align(
     if refusal or (unsupported and strong):
         # The model failed: show what the documents say about the question instead.
         picked: list[int] = []
-        for j in _rank_for_question(question, units, unit_vecs, unit_terms, q_vec):
+        ranking = _with_continuations(_rank_for_question(question, units, unit_vecs, unit_terms, q_vec), units, hits)
+        for j in ranking:
             if len(picked) == max_quotes:
                 break
             if not any(_duplicates(units[j], units[k], hits) for k in picked):
@@ -275,7 +277,7 @@ def align(
     # answer was in the passages (one such quote: 88%).
     reply_slots = max(1, max_quotes - question_quotes)
     kept = order[:reply_slots]
-    for j in _rank_for_question(question, units, unit_vecs, unit_terms, q_vec):
+    for j in _with_continuations(_rank_for_question(question, units, unit_vecs, unit_terms, q_vec), units, hits):
         if len(kept) >= max_quotes:
             break
         if _is_heading(units[j], hits):
@@ -337,6 +339,27 @@ def _rank_for_question(
         for j in range(len(units))
     ]
     return sorted(range(len(units)), key=lambda j: -scores[j])
+
+
+def _with_continuations(ranking: list[int], units: Sequence[_Unit], hits: Sequence[Hit]) -> list[int]:
+    """The ranking with each lead-in line ("…install it with:") followed by the line it introduces, when
+    that line opens the next passage of the same document (a chunk boundary fell between them)."""
+    out: list[int] = []
+    for j in ranking:
+        if j in out:
+            continue
+        out.append(j)
+        u = units[j]
+        if not u.text.rstrip().endswith(":"):
+            continue
+        source = hits[u.passage - 1].source
+        after = [k for k, v in enumerate(units)
+                 if hits[v.passage - 1].source == source and 0 < v.start - u.end <= _CHUNK_GAP]
+        if after:
+            k = min(after, key=lambda k: units[k].start)
+            if k not in out:
+                out.append(k)
+    return out
 
 
 _CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)

@@ -119,3 +119,25 @@ def test_a_heading_alone_is_never_a_quote_for_the_question(hearth):
     headings = {plain(p) for h in hearth.search(q) if h.heading for p in h.heading.split(" › ")}
     assert "meals and daily allowance" in headings  # the section's heading is a line of the passage too
     assert not any(plain(qt.text) in headings for qt in s.quotes)
+
+
+def test_a_lead_in_line_brings_the_line_it_introduces_from_the_next_passage(hearth):
+    from rag.store import Hit
+
+    doc = "guide.html"
+    first = ("Certbot creates trusted certificates for the web server. The certbot package brings the client. "
+             "The Apache plugin of certbot edits the Apache configuration to serve the certificate, so we use it:")
+    second = "# apt install python3-certbot-apache\n[...]\n# certbot --apache"
+    other = ("Certificates from certbot are renewed by a timer. Certbot keeps its configuration in /etc/letsencrypt. "
+             "Each certificate of certbot is valid for ninety days. The Apache web server serves the sites.")
+    hits = [
+        Hit(doc, None, "Certificates", 0.7, first, 0, len(first), "a"),
+        Hit("other.html", None, "Renewal", 0.6, other, 0, len(other), "c"),
+        Hit(doc, None, "Certificates", 0.5, second, len(first) + 2, len(first) + 2 + len(second), "b"),
+    ]
+    q = "Which package provides the certbot plugin that edits the Apache configuration?"
+    s = align("I don't know.", q, hits, embedder=hearth.embedder)
+    texts = [qt.text for qt in s.quotes]
+    lead = texts.index(next(t for t in texts if t.endswith("so we use it:")))
+    assert texts[lead + 1] == "# apt install python3-certbot-apache"  # shown right after what introduces it
+    assert s.quotes[lead + 1].start == len(first) + 2  # a quote of its own, with its own exact offsets
