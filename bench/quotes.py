@@ -195,8 +195,7 @@ def replay(path: Path, *, data_dir: Path, threads: int | None = 2) -> dict[str, 
         if not line.strip():
             continue
         d = json.loads(line)
-        hits = [Hit(p["source"], p["page"], p["heading"], p["score"], p["text"], p["start"], p["end"], p["chunk_id"])
-                for p in d["passages"]]
+        hits = [Hit.from_json(p) for p in d["passages"]]
         support = align(d["reply"], d["question"], hits, embedder=embedder)
         row = {key: d[key] for key in ("answer_in_retrieved", "answer_in_passages", "reply_contains")}
         row["quote_contains"] = any(contains_answer(q.text, d["gold"]) for q in support.quotes)

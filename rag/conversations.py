@@ -249,7 +249,7 @@ def _place(h: Hit | Quote) -> str:
 
 def _turn(question: str, text: str, error: str | None, sources: str, cited: str, timings: str,
           created: float, support: str | None, *, conv_id: int) -> Turn:
-    hits = [_hit(s) for s in json.loads(sources)]
+    hits = [Hit.from_json(s) for s in json.loads(sources)]
     answer = None
     if error is None:
         answer = Answer(text, hits, [int(n) for n in json.loads(cited)],
@@ -257,10 +257,3 @@ def _turn(question: str, text: str, error: str | None, sources: str, cited: str,
                         support=Support.from_json(json.loads(support)) if support else None)
     return Turn(question, answer, text, error, created)
 
-
-def _hit(d: dict[str, Any]) -> Hit:
-    return Hit(
-        source=d["source"], page=d.get("page"), heading=d.get("heading"), score=float(d.get("score", 0.0)),
-        text=d.get("text", ""), start=int(d.get("start", 0)), end=int(d.get("end", 0)),
-        chunk_id=str(d.get("chunk_id", "")),
-    )

@@ -296,22 +296,18 @@ class Hearth:
             paths = self._unbind_for_reembedding(workspace, embedder) + paths
         self.check_index(workspace)
         try:
-            return self._ingest(paths, workspace, embedder, progress, cancel)
+            return self._repairing(lambda: ingest(
+                paths,
+                workspace=workspace,
+                embedder=embedder,
+                store=self.store,
+                manifest=self.manifest,
+                options=self.config.ingest,
+                progress=progress,
+                cancel=cancel,
+            ))
         finally:
             release_free_memory()
-
-    def _ingest(self, paths: list[Path], workspace: str, embedder: Embedder,
-                progress: Callable[[Progress], None] | None, cancel: Callable[[], bool] | None) -> IngestReport:
-        return self._repairing(lambda: ingest(
-            paths,
-            workspace=workspace,
-            embedder=embedder,
-            store=self.store,
-            manifest=self.manifest,
-            options=self.config.ingest,
-            progress=progress,
-            cancel=cancel,
-        ))
 
     def check_index(self, workspace: str = DEFAULT_WORKSPACE) -> RepairReport | None:
         """Read the local vector index once; when it is damaged, rebuild it (returns the report, else None)."""

@@ -41,6 +41,15 @@ class Hit:
             "text": self.text,
         }
 
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Hit:
+        """A Hit from `to_json()` plus its place ("start", "end", "chunk_id"), as conversations store it."""
+        return cls(
+            source=d["source"], page=d.get("page"), heading=d.get("heading"), score=float(d.get("score", 0.0)),
+            text=d.get("text", ""), start=int(d.get("start", 0)), end=int(d.get("end", 0)),
+            chunk_id=str(d.get("chunk_id", "")),
+        )
+
 
 class VectorStore(Protocol):
     """What the rest of Hearth needs from a vector store."""
