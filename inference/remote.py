@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from inference.errors import Cancelled, ModelError
-from inference.llm import ContextOverflow, Message
+from inference.llm import ContextOverflow, Message, _safe
 
 _CONTEXT_WORDS = ("context", "too long", "exceed", "maximum", "n_ctx")
 _ENGINES = {"llamacpp": "llama.cpp server", "vllm": "vLLM", "me": "llama-cpp-python server"}
@@ -365,10 +365,3 @@ def _error_text(data: Any) -> str:
             return "; ".join(str(e.get("msg", e)) if isinstance(e, dict) else str(e) for e in err)[:500]
         return str(err)[:500]
     return str(data)[:500]
-
-
-def _safe(check: Callable[[], bool]) -> bool:
-    try:
-        return bool(check())
-    except Exception:  # a broken cancel callable must not break the answer
-        return False

@@ -280,11 +280,6 @@ def cited_numbers(text: str, n_sources: int) -> list[int]:
     return seen
 
 
-def strip_bad_citations(text: str, n_sources: int) -> str:
-    """Remove [n] markers that point at passages that were not given (kept for callers of the first API)."""
-    return clean_citations(text, n_sources)
-
-
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORD = re.compile(r"[^\W\d_]{4,}")
 _UNSAID = re.compile(r"\b(?:do(?:es)? not|don't|doesn't)\s+(?:say|mention|contain|state)", re.IGNORECASE)

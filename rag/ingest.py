@@ -31,7 +31,7 @@ from rag.chunking import Chunk, chunk_sections
 from rag.loaders import SUPPORTED_SUFFIXES, Limits
 from rag.manifest import DocumentRecord, Manifest
 from rag.parse_pool import (
-    DEFAULT_MEMORY_LIMIT, ParseJob, Parsed, ParsePool, default_workers, file_sha256, parse_inline,
+    DEFAULT_MEMORY_LIMIT, ParseJob, Parsed, ParsePool, default_workers, parse_inline,
 )  # fmt: skip
 from rag.store import VectorStore
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from inference.embedder import Embedder
 
 __all__ = [
-    "Failure", "IngestOptions", "IngestReport", "Progress", "discover", "embedding_text", "file_sha256",
+    "Failure", "IngestOptions", "IngestReport", "Progress", "discover", "embedding_text",
     "forget", "ingest", "source_id",
 ]  # fmt: skip
 
@@ -285,9 +285,7 @@ class _Run:
 
     def drop(self, source: str) -> None:
         """Remove a document's chunks and record (stale or gone)."""
-        self.manifest.unfinish(self.workspace, source)  # killed half-way, it must not count as done
-        self.store.delete_document(self.workspace, source)
-        self.manifest.remove(self.workspace, source)
+        _remove(source, workspace=self.workspace, store=self.store, manifest=self.manifest)
         self.report.removed += 1
 
     def index(self, parsed: Parsed, source: str, record: DocumentRecord | None, donors: Sequence[str]) -> None:
@@ -485,8 +483,13 @@ def forget(paths: Iterable[Path], *, workspace: str, store: VectorStore, manifes
         target = str(path.absolute().resolve()) if path.exists() else str(path.absolute())
         for source in known:
             if _under(source, target) and source not in removed:
-                manifest.unfinish(workspace, source)  # killed half-way, it must not count as done
-                store.delete_document(workspace, source)
-                manifest.remove(workspace, source)
+                _remove(source, workspace=workspace, store=store, manifest=manifest)
                 removed.append(source)
     return removed
+
+
+def _remove(source: str, *, workspace: str, store: VectorStore, manifest: Manifest) -> None:
+    """Remove one document's chunks, then its record; killed half-way, it no longer counts as done."""
+    manifest.unfinish(workspace, source)
+    store.delete_document(workspace, source)
+    manifest.remove(workspace, source)

@@ -51,7 +51,6 @@ def rebuild_vector_index(
     lexical: LexicalIndex,
     manifest: Manifest,
     embedder_for: Callable[[str], Embedder],
-    progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[ChromaStore, RepairReport]:
     """Move the damaged index aside and build a new one from the keyword index; returns it and a report."""
     from rag.ingest import _embedding_text
@@ -79,8 +78,6 @@ def rebuild_vector_index(
             vectors = embedder.embed([_embedding_text(r.text, r.heading) for r in batch])
             store.add_rows(workspace, batch, np.asarray(vectors, dtype=np.float32),
                            versions=[done[r.source] for r in batch])
-            if progress is not None:
-                progress(workspace, i + len(batch), len(rows))
         report.documents += len(with_rows)
         report.chunks += len(rows)
     report.seconds = time.perf_counter() - t0

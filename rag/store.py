@@ -207,14 +207,7 @@ class ChromaStore:
 
     def add_rows(self, workspace: str, rows: Sequence[Any], vectors: np.ndarray, *, versions: Sequence[str]) -> None:
         """Store chunks as the keyword index keeps them (LexicalRow), with their vectors (a rebuild)."""
-        metas = []
-        for row, version in zip(rows, versions, strict=True):
-            meta: dict[str, Any] = {"source": row.source, "version": version, "start": row.start, "end": row.end}
-            if row.page is not None:
-                meta["page"] = row.page
-            if row.heading:
-                meta["heading"] = row.heading
-            metas.append(meta)
+        metas = [_meta(row.source, version, row) for row, version in zip(rows, versions, strict=True)]
         try:
             self._collection(workspace).upsert(
                 ids=[r.chunk_id for r in rows], embeddings=np.asarray(vectors, dtype=np.float32),
@@ -267,7 +260,7 @@ def _source_key(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
 
-def _meta(source: str, version: str, chunk: Chunk) -> dict[str, Any]:
+def _meta(source: str, version: str, chunk: Any) -> dict[str, Any]:  # a Chunk or a LexicalRow
     # Chroma metadata values cannot be None: leave absent fields out.
     meta: dict[str, Any] = {"source": source, "version": version, "start": chunk.start, "end": chunk.end}
     if chunk.page is not None:

@@ -13,7 +13,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +170,7 @@ class Backend(QObject):
         def run(state: JobState) -> dict[str, Any]:
             from app.gui.hardware_source import snapshot
 
-            path = _plan_model_path(hearth, config, model if model is not None else config.chat_model)
+            path = _plan_model_path(hearth, model if model is not None else config.chat_model)
             report = getattr(loaded, "load_report", None) if loaded is not None else None
             return snapshot(model_path=path, n_ctx=n_ctx or config.n_ctx, n_gpu_layers=n_gpu_layers,
                             load_report=report)
@@ -358,16 +358,14 @@ class Backend(QObject):
         return self.model.submit("ask", run)
 
 
-def _plan_model_path(hearth: Hearth, config: HearthConfig, key: str | None) -> Path | None:
+def _plan_model_path(hearth: Hearth, key: str | None) -> Path | None:
     """The GGUF to plan for, without preparing a built-in model (that happens when it is loaded)."""
     from inference.models import CHAT_MODELS, DEFAULT_CHAT_MODEL
 
     name = key or DEFAULT_CHAT_MODEL
     try:
         if name in CHAT_MODELS:
-            from inference.library import ModelLibrary
-
-            entry = next((m for m in ModelLibrary(config.models_dir, config.cache_dir).models() if m.key == name), None)
+            entry = next((m for m in hearth.library.models() if m.key == name), None)
             return entry.path if entry is not None else None
         return hearth.resolve_model_path(name)
     except Exception:  # noqa: BLE001 - a model that cannot be found means no plan, not a failed panel
@@ -402,11 +400,3 @@ def _ingest_with_events(hearth: Hearth, paths: Sequence[Path], workspace: str, s
     except Cancelled:
         settle()  # the core checks for cancel between files: the last one started has finished
         raise
-
-
-def with_overrides(config: HearthConfig, **changes: Any) -> HearthConfig:
-    """A copy of `config` with some fields changed (ingest fields by their names too)."""
-    ingest_fields = {k: changes.pop(k) for k in list(changes) if k in ("chunk_tokens", "overlap_tokens")}
-    if ingest_fields:
-        changes["ingest"] = replace(config.ingest, **ingest_fields)
-    return replace(config, **changes)

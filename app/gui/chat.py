@@ -465,11 +465,6 @@ class ChatView(QWidget):
         self.send.setText(self.tr("Stop") if on else self.tr("Send"))
         self.send.setToolTip(self.tr("Stop the answer (Esc)") if on else self.tr("Send (Enter)"))
 
-    @property
-    def generating(self) -> bool:
-        """True while an answer streams."""
-        return self._generating
-
     def _send_or_stop(self) -> None:
         if self._generating:
             self.stop_requested.emit()

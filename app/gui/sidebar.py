@@ -88,11 +88,6 @@ class Sidebar(QWidget):
                 self.workspaces.setCurrentItem(item)
         self._quiet = False
 
-    def current_workspace(self) -> str | None:
-        """The selected workspace's name."""
-        item = self.workspaces.currentItem()
-        return None if item is None else item.data(Qt.ItemDataRole.UserRole)
-
     def set_chats(self, chats: Sequence[Conversation], current: int | None) -> None:
         """Show the workspace's conversations, newest first."""
         self._quiet = True

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
 from app.gui import theme
 
@@ -124,23 +124,6 @@ def dot(colour: QColor, size: int = 10) -> QLabel:
     label.setFixedSize(size, size)
     label.setStyleSheet(f"background: {colour.name()}; border-radius: {size // 2}px;")
     return label
-
-
-def flat_button(text: str, tooltip: str = "") -> QPushButton:
-    """A push button without the heavy frame, for toolbars inside panels."""
-    b = QPushButton(text)
-    b.setFlat(True)
-    if tooltip:
-        b.setToolTip(tooltip)
-    return b
-
-
-def vbox(widget: QWidget, *, margins: int = 0, spacing: int = 6) -> QVBoxLayout:
-    """A vertical layout on `widget` with the given margins and spacing."""
-    lay = QVBoxLayout(widget)
-    lay.setContentsMargins(margins, margins, margins, margins)
-    lay.setSpacing(spacing)
-    return lay
 
 
 def human_bytes(n: float | None) -> str:

@@ -92,7 +92,6 @@ class Job(QObject):
         self.name = name
         self.id = next(self._ids)
         self._cancel = threading.Event()
-        self.running = False
         self.done = False
 
     def cancel(self) -> None:
@@ -138,11 +137,6 @@ class SerialExecutor(QObject):
         """The one-thread pool itself, for a component that must share this resource's thread (the API)."""
         return self._pool
 
-    @property
-    def jobs(self) -> list[Job]:
-        """Jobs queued or running, oldest first."""
-        return list(self._pending)
-
     def submit(self, name: str, fn: Callable[[JobState], Any]) -> Job:
         """Queue `fn(state)`; connect to the returned job's signals (they arrive on the GUI thread)."""
         job = Job(name, self)
@@ -168,7 +162,6 @@ class SerialExecutor(QObject):
 
     def _run(self, job: Job, fn: Callable[[JobState], Any]) -> None:
         # Runs on the worker thread: only signals leave it.
-        job.running = True
         try:
             if job.cancel_requested:
                 raise Cancelled()
@@ -178,7 +171,6 @@ class SerialExecutor(QObject):
         else:
             job._finished.emit(result)
         finally:
-            job.running = False
             self._job_ended.emit(job)
 
     def _on_job_ended(self, job: Job) -> None:
