@@ -370,18 +370,9 @@ class DocumentTexts:
 
 
 def _hit_json(hit: Any) -> dict[str, Any]:
-    """A passage with everything needed to rebuild its Hit offline (to replay the aligner)."""
-    return {
-        "source": hit.source,
-        "place": "/".join(PurePath(hit.source).parts[-2:]),
-        "page": hit.page,
-        "heading": hit.heading,
-        "score": round(hit.score, 6),
-        "text": hit.text,
-        "start": hit.start,
-        "end": hit.end,
-        "chunk_id": hit.chunk_id,
-    }
+    """A passage with everything needed to rebuild its Hit offline (`Hit.from_json`, to replay the aligner)."""
+    place = "/".join(PurePath(hit.source).parts[-2:])
+    return hit.to_json() | {"place": place, "start": hit.start, "end": hit.end, "chunk_id": hit.chunk_id}
 
 
 if __name__ == "__main__":
