@@ -118,6 +118,7 @@ class _Unit:
 
 
 _MARKER = re.compile(r"(?:[-*•]|\d{1,3}[.)])\s+")
+_NUMBERING = re.compile(r"(?:\d{1,3}\.){2,}")  # "1.2.2." before a section title, read as a sentence of its own
 
 
 def split_units(text: str) -> list[tuple[int, int]]:
@@ -132,7 +133,7 @@ def split_units(text: str) -> list[tuple[int, int]]:
             s = marker.end()
         while e > s and text[e - 1].isspace():
             e -= 1
-        if e > s:
+        if e > s and not _NUMBERING.fullmatch(text, s, e):
             spans.append((s, e))
     return spans
 
@@ -182,8 +183,12 @@ def _passage_units(hit: Hit) -> list[tuple[int, int]]:
         while text[e - 1] == "\\" and i + 1 < len(spans):  # a shell command continued on the next line
             e = spans[i + 1][1]
             i += 1
-        if out and _PRONOUN.match(text, s) and "\n" not in text[out[-1][1] : s] and e - out[-1][0] <= _CONTEXT_SPAN:
-            s = out[-1][0]  # "It was the first…" needs the sentence before it to say what "it" is
+        if out and _PRONOUN.match(text, s) and e - out[-1][0] <= _CONTEXT_SPAN and (
+            "\n" not in text[out[-1][1] : s] or _names_heading(text[out[-1][0] : out[-1][1]], hit)
+        ):
+            # "It was the first…" needs the sentence before it to say what "it" is; "This document defines…"
+            # opening a section needs the section's title.
+            s = out[-1][0]
         out.append((s, e))
         i += 1
     return out
@@ -208,6 +213,7 @@ def align(
     rescue: float = 0.45,  # a weaker match still counts when the unit holds all the sentence's code-like tokens
     strong_passage: float = 0.45,
     question_quotes: int = 2,  # quotes kept for the lines that best answer the question itself
+    followed: int = 1,  # of those, how many are quoted with the sentence after them
 ) -> Support:
     """Supporting quotes and per-sentence citations for an answer drawn from `hits` (numbered from 1)."""
     units = [
@@ -224,6 +230,9 @@ def align(
     unit_vecs, sent_vecs, q_vec = vecs[: len(units)], vecs[len(units) : -1], vecs[-1]
     unit_terms = [_terms(u.text) for u in units]
     unit_exact = [_exact_tokens(u.text) for u in units]
+
+    def question_scores() -> np.ndarray:
+        return _question_scores(question, units, unit_vecs, unit_terms, q_vec)
 
     def best(vec: np.ndarray, text: str) -> tuple[int, float, bool]:
         """The best unit for a sentence, its 0..1 score, and whether the unit holds all its code-like tokens."""
@@ -251,14 +260,8 @@ def align(
     strong = max((h.score for h in hits), default=0.0) >= strong_passage
     if refusal or (unsupported and strong):
         # The model failed: show what the documents say about the question instead.
-        picked: list[int] = []
-        ranking = _with_continuations(_rank_for_question(question, units, unit_vecs, unit_terms, q_vec), units, hits)
-        for j in ranking:
-            if len(picked) == max_quotes:
-                break
-            if not any(_duplicates(units[j], units[k], hits) for k in picked):
-                picked.append(j)
-        quotes = [_quote(units[j], hits, float(unit_vecs[j] @ q_vec)) for j in picked]
+        lines = _question_lines(question_scores(), [], max_quotes, followed, units, hits)
+        quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
         text = FALLBACK_PREFIX + " ".join(_cite(q.text, q.passage) for q in quotes)
         return Support(text, [SentenceSupport(q.text, i, q.passage) for i, q in enumerate(quotes)], quotes, True)
 
@@ -276,23 +279,24 @@ def align(
     # On bench/quotes.py this took "a shown quote has the answer" from 74% to 91% of the questions whose
     # answer was in the passages (one such quote: 88%).
     reply_slots = max(1, max_quotes - question_quotes)
-    kept = order[:reply_slots]
-    for j in _with_continuations(_rank_for_question(question, units, unit_vecs, unit_terms, q_vec), units, hits):
-        if len(kept) >= max_quotes:
-            break
-        if _is_heading(units[j], hits):
-            continue  # a heading says what a section is about, not what it says
-        if not any(_duplicates(units[j], units[k], hits) for k in kept):
-            kept.append(j)
+    lines = _question_lines(question_scores(), order[:reply_slots], max_quotes, followed, units, hits)
     # Slots the question's lines did not take go back to the reply's own quotes.
     for j in order[reply_slots:]:
-        if len(kept) < max_quotes and j not in kept and not any(_duplicates(units[j], units[k], hits) for k in kept):
-            kept.append(j)
-    order = kept
-    quotes = [_quote(units[j], hits, chosen.get(j, float(unit_vecs[j] @ q_vec))) for j in order]
-    index = {j: i for i, j in enumerate(order)}
+        if len(lines) < max_quotes and not any(_duplicates(units[j], u, hits) for _, u in lines):
+            lines.append((j, units[j]))
+    quotes = [_quote(span, hits, chosen.get(j, float(unit_vecs[j] @ q_vec))) for j, span in lines]
+
+    def shown_at(j: int) -> int | None:
+        """The quote that shows unit j: its own, or one whose span holds it."""
+        own = next((n for n, (k, _) in enumerate(lines) if k == j), None)
+        if own is not None:
+            return own
+        u = units[j]
+        return next((n for n, (_, span) in enumerate(lines) if span.start <= u.start and u.end <= span.end
+                     and hits[span.passage - 1].source == hits[u.passage - 1].source), None)
+
     supports = [
-        SentenceSupport(t, index.get(same[j]) if j is not None else None, units[j].passage if j is not None else None)
+        SentenceSupport(t, shown_at(same[j]) if j is not None else None, units[j].passage if j is not None else None)
         for t, j in picks
     ]
     shown = " ".join(_cite(s.text, s.citation) for s in supports)
@@ -301,11 +305,15 @@ def align(
 
 def _is_heading(unit: _Unit, hits: Sequence[Hit]) -> bool:
     """Whether a unit is just one of its passage's headings ("5. Meals and daily allowance")."""
-    heading = hits[unit.passage - 1].heading
-    if not heading:
+    return _names_heading(unit.text, hits[unit.passage - 1])
+
+
+def _names_heading(text: str, hit: Hit) -> bool:
+    """Whether a text is one of the passage's headings, its numbering aside."""
+    if not hit.heading:
         return False
-    words = _words_of(unit.text)
-    return any(words == _words_of(part) for part in heading.split(HEADING_SEPARATOR))
+    words = _words_of(text)
+    return any(words == _words_of(part) for part in hit.heading.split(HEADING_SEPARATOR))
 
 
 def _words_of(text: str) -> list[str]:
@@ -320,10 +328,10 @@ def _duplicates(a: _Unit, b: _Unit, hits: Sequence[Hit]) -> bool:
     return ha.source == hb.source and a.start < b.end and b.start < a.end
 
 
-def _rank_for_question(
+def _question_scores(
     question: str, units: Sequence[_Unit], unit_vecs: np.ndarray, unit_terms: Sequence[set[str]], q_vec: np.ndarray
-) -> list[int]:
-    """Unit indices, the ones that best match the question first.
+) -> np.ndarray:
+    """How well each unit answers the question itself.
 
     Embedding similarity, plus the question's words found in the unit weighted by how rare they are among
     these units (a word every unit has says nothing), plus a small lead for the better-ranked passages.
@@ -332,34 +340,74 @@ def _rank_for_question(
     df = Counter(t for terms in unit_terms for t in terms & q_terms)
     weight = {t: math.log(1 + len(units) / (1 + df[t])) for t in q_terms}
     total = sum(weight.values()) or 1.0
-    scores = [
+    return np.array([
         float(unit_vecs[j] @ q_vec)
         + 0.5 * sum(w for t, w in weight.items() if t in unit_terms[j]) / total
         - 0.02 * (units[j].passage - 1)
         for j in range(len(units))
-    ]
-    return sorted(range(len(units)), key=lambda j: -scores[j])
+    ])
 
 
-def _with_continuations(ranking: list[int], units: Sequence[_Unit], hits: Sequence[Hit]) -> list[int]:
-    """The ranking with each lead-in line ("…install it with:") followed by the line it introduces, when
-    that line opens the next passage of the same document (a chunk boundary fell between them)."""
-    out: list[int] = []
-    for j in ranking:
-        if j in out:
-            continue
-        out.append(j)
-        u = units[j]
-        if not u.text.rstrip().endswith(":"):
-            continue
-        source = hits[u.passage - 1].source
-        after = [k for k, v in enumerate(units)
-                 if hits[v.passage - 1].source == source and 0 < v.start - u.end <= _CHUNK_GAP]
-        if after:
-            k = min(after, key=lambda k: units[k].start)
-            if k not in out:
-                out.append(k)
+def _question_lines(
+    scores: np.ndarray, kept: list[int], limit: int, followed: int, units: Sequence[_Unit], hits: Sequence[Hit]
+) -> list[tuple[int, _Unit]]:
+    """`kept` and then the lines that best answer the question, up to `limit` in all: (unit index, span shown).
+
+    Headings are skipped (they say what a section is about, not what it says), and so are places already
+    quoted. The first `followed` of these lines are shown with the sentence after them. A lead-in line
+    ("…install it with:") is followed by the line it introduces when a chunk boundary fell between them.
+    """
+    out: list[tuple[int, _Unit]] = []
+
+    def take(j: int, span: _Unit) -> None:
+        out.append((j, span))
+        k = _continuation(j, units, hits)
+        if k is not None and len(out) < limit and not any(_duplicates(units[k], u, hits) for _, u in out):
+            out.append((k, units[k]))
+
+    for j in kept:
+        take(j, units[j])
+    free = [j for j in range(len(units)) if not _is_heading(units[j], hits)]
+    asked = 0
+    while len(out) < limit:
+        free = [j for j in free if not any(_duplicates(units[j], u, hits) for _, u in out)]
+        if not free:
+            break
+        j = free[int(np.argmax(scores[free]))]
+        take(j, _with_next(j, [u for _, u in out], units, hits) if asked < followed else units[j])
+        asked += 1
     return out
+
+
+def _continuation(j: int, units: Sequence[_Unit], hits: Sequence[Hit]) -> int | None:
+    """The line a lead-in unit ("…install it with:") introduces, when that line opens the next passage of
+    the same document (a chunk boundary fell between them)."""
+    u = units[j]
+    if not u.text.rstrip().endswith(":"):
+        return None
+    source = hits[u.passage - 1].source
+    after = [k for k, v in enumerate(units) if hits[v.passage - 1].source == source and 0 < v.start - u.end <= _CHUNK_GAP]
+    return min(after, key=lambda k: units[k].start) if after else None
+
+
+def _with_next(j: int, shown: Sequence[_Unit], units: Sequence[_Unit], hits: Sequence[Hit]) -> _Unit:
+    """Unit j together with the sentence that follows it in the same paragraph, unless that one is shown
+    already or the two would be too long: the line that restates a question is often followed by its answer."""
+    u = units[j]
+    hit = hits[u.passage - 1]
+    text = _SOFT_BREAK.sub(" ", hit.text) if hit.page is not None else hit.text
+    after = [
+        v for v in units
+        if v.passage == u.passage and v.end > u.end and v.start >= u.start
+        and (v.start == u.start or "\n" not in text[u.end - hit.start : v.start - hit.start])
+        and not _is_heading(v, hits)
+    ]
+    if not after:
+        return u
+    v = min(after, key=lambda v: v.end)
+    if any(_duplicates(v, w, hits) for w in shown) or v.end - u.start > _CONTEXT_SPAN:
+        return u
+    return _Unit(u.passage, hit.text[u.start - hit.start : v.end - hit.start], u.start, v.end)
 
 
 _CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)

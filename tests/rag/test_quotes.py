@@ -141,3 +141,47 @@ def test_a_lead_in_line_brings_the_line_it_introduces_from_the_next_passage(hear
     lead = texts.index(next(t for t in texts if t.endswith("so we use it:")))
     assert texts[lead + 1] == "# apt install python3-certbot-apache"  # shown right after what introduces it
     assert s.quotes[lead + 1].start == len(first) + 2  # a quote of its own, with its own exact offsets
+
+
+def test_a_heading_is_not_a_quote_when_the_quotes_replace_the_reply_either(hearth):
+    q = "What is the daily meal allowance for travel abroad?"
+    hits = hearth.search(q)
+    s = align("I don't know.", q, hits, embedder=hearth.embedder)
+    assert s.fallback and "EUR 60" in " ".join(qt.text for qt in s.quotes)
+    headings = {p.lower().lstrip("0123456789. ") for h in hits if h.heading for p in h.heading.split(" › ")}
+    assert not any(qt.text.lower().lstrip("0123456789. ") in headings for qt in s.quotes)
+
+
+def _hit(text: str, heading: str | None = None, source: str = "guide.html", start: int = 100, score: float = 0.6):
+    from rag.store import Hit
+
+    return Hit(source, None, heading, score, text, start, start + len(text), source + str(start))
+
+
+def test_the_line_that_best_matches_the_question_is_quoted_with_the_sentence_after_it(hearth):
+    text = ("A nice feature is the automated registering of DHCP clients in the DNS zone, so that each machine "
+            "gets a meaningful name. Using this feature requires configuring the DNS server to accept updates "
+            "from the DHCP server. The lease time is set in dhcpd.conf.\n\nBind keeps its zones in /etc/bind.")
+    other = "Routers forward packets between networks. A firewall filters the packets that cross it."
+    hits = [_hit(text, "DHCP and DNS"), _hit(other, "Routing", source="net.html", start=0, score=0.4)]
+    q = "How can machines that get their address automatically also get a meaningful name in the DNS zone?"
+    s = align("I don't know.", q, hits, embedder=hearth.embedder)
+    first = s.quotes[0]
+    assert first.text.startswith("A nice feature") and first.text.endswith("accept updates from the DHCP server.")
+    assert text[first.start - 100 : first.end - 100] == first.text  # one span of the document, exact offsets
+    assert not any("lease time" in qt.text and qt is not first for qt in s.quotes[:1])
+    # Never across a paragraph break, and only the first line the question picked takes a sentence along.
+    lone = align("I don't know.", "Where does Bind keep its zones?", hits, embedder=hearth.embedder)
+    assert lone.quotes[0].text == "Bind keeps its zones in /etc/bind."
+    assert sum(qt.text.count(". ") for qt in s.quotes[1:]) <= 1
+
+
+def test_section_numbers_are_not_sentences_and_a_section_opening_with_this_names_its_title(hearth):
+    text = ("1.2.2. The Debian Free Software Guidelines\nThis reference document defines which software is free "
+            "enough to be included in Debian. The non-free section is not officially part of Debian.")
+    assert [text[s:e] for s, e in split_units(text)][0] == "The Debian Free Software Guidelines"
+    hits = [_hit(text, "1.2. The Foundation Documents › 1.2.2. The Debian Free Software Guidelines")]
+    q = "Which document defines which software is free enough to be included in Debian?"
+    s = align("I don't know.", q, hits, embedder=hearth.embedder)
+    assert s.quotes[0].text.startswith("The Debian Free Software Guidelines\nThis reference document defines")
+    assert text[s.quotes[0].start - 100 : s.quotes[0].end - 100] == s.quotes[0].text
