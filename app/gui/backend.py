@@ -28,6 +28,15 @@ HearthFactory = Callable[[HearthConfig], Hearth]
 
 
 @dataclass(frozen=True)
+class ApiState:
+    """The local API as served: its URL, whether clients need the key, and a key made just now (show once)."""
+
+    url: str
+    key_required: bool
+    new_key: str | None = None
+
+
+@dataclass(frozen=True)
 class Queued:
     """Progress event: the files an ingest run will go through, and inputs already refused."""
 
@@ -115,22 +124,25 @@ class Backend(QObject):
         for e in [*self.executors, self.watcher]:
             e.shutdown(wait=True)
 
-    def set_api_server(self, on: bool) -> Job:
-        """Serve (or stop serving) the local OpenAI-compatible API on 127.0.0.1:8642; result: its URL or None.
+    def set_api_server(self, on: bool, *, port: int = 8642) -> Job:
+        """Serve (or stop serving) the local OpenAI-compatible API on 127.0.0.1:port; result: ApiState or None.
 
+        The administrator's policy applies as to `hearth serve`: "forbidden" fails with its reason, and
+        "key-only" asks for the API key on this computer too (a key made now is in the result, to show once).
         Its answers run on the chat model's executor, so they queue with the window's own questions.
         """
         hearth, pool = self.hearth, self.model.pool
 
-        def run(state: JobState) -> str | None:
+        def run(state: JobState) -> ApiState | None:
             self._stop_api()
             if not on:
                 return None
-            from app.server import ApiServer, secure_config
+            from app.policy import api_server_config, load_policy
+            from app.server import ApiServer
 
-            config, _key = secure_config(hearth.config.data_dir)  # loopback: no key needed
+            config, key = api_server_config(load_policy(), hearth.config.data_dir, port=port)
             self._api = ApiServer.for_hearth(hearth, config, chat_executor=pool).start()
-            return self._api.url
+            return ApiState(self._api.url, config.api_key_sha256 is not None, key)
 
         return self.reader.submit("api", run)
 

@@ -740,9 +740,22 @@ class MainWindow(QMainWindow):
     def apply_api_server(self) -> Job:
         """Start or stop the local API as the settings say."""
         job = self.backend.set_api_server(self.prefs.api_server)
-        job.finished.connect(lambda url: self.api_label.setText(self.tr("API: {url}").format(url=url) if url else ""))
+        job.finished.connect(self._on_api_server)
         job.failed.connect(lambda f: (self.api_label.setText(""), self._show_failure(f)))
         return job
+
+    def _on_api_server(self, state: Any) -> None:
+        if state is None:
+            self.api_label.setText("")
+            return
+        label = self.tr("API: {url}").format(url=state.url)
+        self.api_label.setText(label + (self.tr(" (key required)") if state.key_required else ""))
+        if state.new_key:
+            self.chat.banner.show_message(
+                self.tr("Your administrator requires a key for the local API, also on this computer."),
+                self.tr("Your key, shown only this once (apps send it as 'Authorization: Bearer KEY'): {key}")
+                .format(key=state.new_key),
+                level="info")
 
     def _on_config_changed(self) -> None:
         self._set_model_state("idle")

@@ -562,3 +562,36 @@ def test_settings_locked_by_the_administrator_are_read_only(qtbot, tmp_path, mon
     assert not dialog.server.isEnabled() and not dialog.server.isChecked()
     qtbot.waitUntil(lambda: dialog.model.findData("tiny-chat.gguf") >= 0, timeout=WAIT)
     assert dialog.model.findData("other.gguf") < 0  # not allowed: not offered
+
+
+def test_the_api_switch_follows_the_administrators_key_policy(qtbot, tmp_path, monkeypatch):
+    import httpx
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text('version = 1\n[api]\nserver = "key-only"\n')
+    monkeypatch.setenv("HEARTH_POLICY", str(policy))
+    app = App(qtbot, tmp_path)
+    app.idle()
+    w = app.window
+    states = []
+    job = w.backend.set_api_server(True, port=0)  # the window's switch uses 8642; a free port here
+    job.finished.connect(states.append)
+    job.finished.connect(w._on_api_server)
+    qtbot.waitUntil(lambda: bool(states), timeout=WAIT)
+    state = states[0]
+    try:
+        assert state.key_required and state.new_key  # loopback too, and the key is made now
+        assert w.api_label.text().endswith("(key required)")
+        assert w.chat.banner.isVisible() and state.new_key in w.chat.banner.message  # shown once, selectable
+        assert httpx.get(state.url + "/models", timeout=10).status_code == 401
+        ok = httpx.get(state.url + "/models", headers={"Authorization": f"Bearer {state.new_key}"}, timeout=10)
+        assert ok.status_code == 200
+    finally:
+        w.backend.set_api_server(False)
+        app.idle()
+    policy.write_text('version = 1\n[api]\nserver = "forbidden"\n')
+    failures = []
+    job = w.backend.set_api_server(True, port=0)
+    job.failed.connect(failures.append)
+    qtbot.waitUntil(lambda: bool(failures), timeout=WAIT)
+    assert "polic" in failures[0].message.lower()
