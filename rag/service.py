@@ -544,6 +544,26 @@ class Hearth:
         """Every document the workspace knows, with its status."""
         return self.manifest.documents(check_workspace(workspace))
 
+    def document_text(self, path: Path) -> str:
+        """A document's full text as Hearth reads it: the text that passage and quote offsets point into.
+
+        Read in a worker process under the same caps as indexing (size, time, memory), so a document
+        that changed into something hostile since it was indexed costs only that process.
+        """
+        from inference.errors import LoadError
+        from rag.loaders import full_text
+        from rag.parse_pool import ParseJob, ParsePool
+
+        options = self.config.ingest
+        job = ParseJob(Path(path), limits=options.limits, max_file_bytes=options.max_file_bytes)
+        pool = ParsePool(1, timeout=options.parse_timeout, memory_limit=options.parse_memory_bytes)
+        for parsed in pool.run([job]):
+            if parsed.error is not None:
+                kind, message = parsed.error
+                raise LoadError(message, kind=kind)
+            return full_text(parsed.sections or [])
+        raise LoadError(f"{Path(path).name} could not be read.")
+
     def forget(self, paths: Iterable[Path], *, workspace: str = DEFAULT_WORKSPACE) -> list[str]:
         """Remove documents (or all under folders) from a workspace; returns what was removed."""
         return forget(list(paths), workspace=check_workspace(workspace), store=self.store, manifest=self.manifest)

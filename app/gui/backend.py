@@ -164,6 +164,11 @@ class Backend(QObject):
 
         return self.reader.submit("workspaces", run)
 
+    def document_text(self, path: Path) -> Job:
+        """A document's text as Hearth reads it (what passage and quote offsets point into)."""
+        hearth = self.hearth
+        return self.reader.submit("document text", lambda s: hearth.document_text(path))
+
     def list_documents(self, workspace: str) -> Job:
         """The workspace's document records."""
         hearth = self.hearth

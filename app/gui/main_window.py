@@ -63,6 +63,7 @@ class MainWindow(QMainWindow):
         self.watch_job: Job | None = None
         self._known_workspaces: list[str] = []
         self._pdf_viewers: dict[Path, Any] = {}
+        self._text_viewers: dict[Path, Any] = {}
         self.model_state = "idle"  # idle | loading | ready | failed
         self.setWindowTitle("Hearth")
         self.setWindowIcon(theme.app_icon())
@@ -622,9 +623,37 @@ class MainWindow(QMainWindow):
             self._live = (self._live[0], None)
 
     # Sources.
-    def open_source(self, hit: Any) -> None:
-        """Open a cited passage: PDFs in the app at the page, other files in their default application."""
-        self.open_source_path(Path(hit.source), hit.page, hit.text)
+    def open_source(self, hit: Any) -> Job | None:
+        """Open a cited passage or quote (anything with source, page, text, start, end): a PDF in the app at
+        its page, any other document as the text Hearth read from it, scrolled to the passage, highlighted."""
+        path = Path(hit.source)
+        if path.suffix.lower() == ".pdf" or not path.exists():
+            self.open_source_path(path, hit.page, hit.text)
+            return None
+        job = self.backend.document_text(path)
+        job.finished.connect(lambda text: self._show_text(path, text, hit))
+
+        def failed(failure: Failure) -> None:
+            self._show_failure(failure)
+            self.open_external(path)  # still show the document, without the place
+
+        job.failed.connect(failed)
+        return job
+
+    def _show_text(self, path: Path, text: str, hit: Any) -> None:
+        from app.gui.text_viewer import TextViewer
+
+        viewer = self._text_viewers.get(path)
+        if viewer is None:
+            viewer = TextViewer(self)
+            viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            viewer.destroyed.connect(lambda _=None, p=path: self._text_viewers.pop(p, None))
+            viewer.open_original.connect(self.open_external)
+            self._text_viewers[path] = viewer
+        viewer.show_text(path, text, hit.start, hit.end, hit.text)
+        viewer.show()
+        viewer.raise_()
+        viewer.activateWindow()
 
     def open_source_path(self, path: Path, page: int | None, passage: str) -> None:
         """Open a document, at a page where it has pages."""

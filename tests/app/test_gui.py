@@ -178,11 +178,17 @@ def test_ask_streams_markdown_answer_with_clickable_sources(qtbot, tmp_path, doc
     assert viewer.isVisible()
     qtbot.waitUntil(lambda: viewer.page == first.page and viewer.page_box.value() == first.page, timeout=WAIT)
     qtbot.waitUntil(lambda: viewer.search.count() > 0, timeout=WAIT)  # the passage is found to highlight
-    # A source in another format goes to the system's default application.
+    # A source in another format opens as the text Hearth read from it, the passage highlighted; the
+    # original opens in the system's application from there.
     other = next((r for r in rows if not r.hit.source.endswith(".pdf")), None)
     if other is not None:
         qtbot.mouseClick(other, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: Path(other.hit.source) in w._text_viewers, timeout=WAIT)
+        text_viewer = w._text_viewers[Path(other.hit.source)]
+        assert text_viewer.isVisible() and text_viewer.highlighted == other.hit.text
+        qtbot.mouseClick(text_viewer.original, Qt.MouseButton.LeftButton)
         assert app.opened == [Path(other.hit.source)]
+        text_viewer.close()
     # Under the answer, the documents' own words that support it; a click opens the PDF at that quote.
     quotes = card.findChildren(QuoteRow)
     quoted = [q.quote.text for q in quotes]
@@ -595,3 +601,55 @@ def test_the_api_switch_follows_the_administrators_key_policy(qtbot, tmp_path, m
     job.failed.connect(failures.append)
     qtbot.waitUntil(lambda: bool(failures), timeout=WAIT)
     assert "polic" in failures[0].message.lower()
+
+
+def test_a_quote_from_a_document_without_pages_opens_its_text_at_the_quote_highlighted(qtbot, tmp_path):
+    from app.gui.text_viewer import TextViewer
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    doc = folder / "kitchen.md"
+    filler = "\n\n".join(f"Paragraph {i} 🍲 about nothing in particular, kept for length." for i in range(80))
+    doc.write_text(f"# Kitchen\n\n{filler}\n\n## Fridge\n\nThe fridge is cleaned out every Friday at 16:00.\n",
+                   encoding="utf-8")
+    app = App(qtbot, tmp_path, model=ScriptedModel("The fridge is cleaned out every Friday at 16:00 [1]."))
+    app.ingest_demo(folder)
+    card = app.answer("When is the fridge cleaned out?")
+    row = next(q for q in card.findChildren(QuoteRow) if "every Friday" in q.quote.text)
+    qtbot.mouseClick(row, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: doc.resolve() in app.window._text_viewers
+                    or doc in app.window._text_viewers, timeout=WAIT)
+    viewer = next(iter(app.window._text_viewers.values()))
+    assert isinstance(viewer, TextViewer) and viewer.isVisible() and not app.opened
+    # Exactly the quote, though 80 emoji (two UTF-16 units each in Qt) come before it.
+    assert viewer.highlighted == row.quote.text and "Quote highlighted" in viewer.found.text()
+    qtbot.waitUntil(lambda: viewer.view.textCursor().position() > 0, timeout=WAIT)
+    shown = viewer.view.cursorRect()
+    assert viewer.view.viewport().rect().contains(shown.center())  # scrolled to it
+    # Edited since it was indexed: the quote is found where it is now, or the viewer says it is gone.
+    doc.write_text("# Kitchen\n\nNew rules.\n\nThe fridge is cleaned out every Friday at 16:00.\n", encoding="utf-8")
+    qtbot.mouseClick(row, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: viewer.highlighted == row.quote.text and "New rules" in viewer.view.toPlainText(),
+                    timeout=WAIT)
+    doc.write_text("# Kitchen\n\nThe fridge rota was dropped.\n", encoding="utf-8")
+    qtbot.mouseClick(row, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "dropped" in viewer.view.toPlainText(), timeout=WAIT)
+    assert viewer.highlighted == "" and "changed since it was indexed" in viewer.found.text()
+    # Gone altogether: said in the banner, nothing opened.
+    doc.unlink()
+    qtbot.mouseClick(row, Qt.MouseButton.LeftButton)
+    assert "no longer at" in app.window.chat.banner.message and not app.opened
+
+
+def test_locate_finds_the_quote_by_offsets_then_by_text_then_by_words():
+    from app.gui.text_viewer import locate
+
+    text = "Alpha beta.\nThe fridge is cleaned\nout every Friday. Gamma."
+    quote = "The fridge is cleaned\nout every Friday."
+    at = text.index(quote)
+    assert locate(text, at, at + len(quote), quote) == (at, at + len(quote))
+    assert locate(text, 0, len(quote), quote) == (at, at + len(quote))  # stale offsets: found by its text
+    moved = "Intro.\n" + text.replace("cleaned\nout", "cleaned out")
+    start, end = locate(moved, at, at + len(quote), quote)  # respaced: found by its words
+    assert moved[start:end] == "The fridge is cleaned out every Friday."
+    assert locate("Nothing here.", 0, 5, quote) is None and locate(text, 0, 0, "") is None

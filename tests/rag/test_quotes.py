@@ -185,3 +185,19 @@ def test_section_numbers_are_not_sentences_and_a_section_opening_with_this_names
     s = align("I don't know.", q, hits, embedder=hearth.embedder)
     assert s.quotes[0].text.startswith("The Debian Free Software Guidelines\nThis reference document defines")
     assert text[s.quotes[0].start - 100 : s.quotes[0].end - 100] == s.quotes[0].text
+
+
+def test_document_text_is_the_text_quote_offsets_point_into(hearth, tmp_path):
+    from inference.errors import LoadError
+
+    q = "What should I do if my laptop is stolen?"
+    s = align("Call the IT service desk at extension 4400.", q, hearth.search(q), embedder=hearth.embedder)
+    for quote in s.quotes:
+        assert hearth.document_text(Path(quote.source))[quote.start : quote.end] == quote.text
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7 not really")
+    with pytest.raises(LoadError) as err:
+        hearth.document_text(broken)
+    assert err.value.kind == "corrupt"
+    with pytest.raises(LoadError):
+        hearth.document_text(tmp_path / "missing.md")

@@ -25,43 +25,43 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../chat.py" line="389"/>
+        <location filename="../chat.py" line="393"/>
         <source>Ask about your documents…  (Enter sends, Shift+Enter: new line)</source>
         <translation>Спросите о своих документах…  (Enter — отправить, Shift+Enter — новая строка)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="392"/>
-        <location filename="../chat.py" line="461"/>
+        <location filename="../chat.py" line="396"/>
+        <location filename="../chat.py" line="465"/>
         <source>Send</source>
         <translation>Отправить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="417"/>
+        <location filename="../chat.py" line="421"/>
         <source>Answers come only from the documents in this workspace, with their sources. Drop files or folders anywhere on the window to add them.</source>
         <translation>Ответы берутся только из документов этого пространства, с указанием источников. Чтобы добавить файлы или папки, перетащите их в любое место окна.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="426"/>
+        <location filename="../chat.py" line="430"/>
         <source>Ask anything about the {n} documents in “{ws}”</source>
         <translation>Спросите что угодно о документах в «{ws}» ({n})</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="429"/>
+        <location filename="../chat.py" line="433"/>
         <source>“{ws}” has no documents yet</source>
         <translation>В «{ws}» пока нет документов</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="461"/>
+        <location filename="../chat.py" line="465"/>
         <source>Stop</source>
         <translation>Остановить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="462"/>
+        <location filename="../chat.py" line="466"/>
         <source>Stop the answer (Esc)</source>
         <translation>Остановить ответ (Esc)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="462"/>
+        <location filename="../chat.py" line="466"/>
         <source>Send (Enter)</source>
         <translation>Отправить (Enter)</translation>
     </message>
@@ -463,14 +463,14 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="77"/>
-        <location filename="../main_window.py" line="199"/>
+        <location filename="../main_window.py" line="78"/>
+        <location filename="../main_window.py" line="200"/>
         <source>Library</source>
         <translation>Библиотека</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="78"/>
-        <location filename="../main_window.py" line="200"/>
+        <location filename="../main_window.py" line="79"/>
+        <location filename="../main_window.py" line="201"/>
         <source>Hardware</source>
         <translation>Оборудование</translation>
     </message>
@@ -479,263 +479,278 @@
         <translation type="vanished">модель по умолчанию</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="167"/>
+        <location filename="../main_window.py" line="168"/>
         <source>Model: {name}</source>
         <translation>Модель: {name}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="168"/>
+        <location filename="../main_window.py" line="169"/>
         <source>Loading {name}…</source>
         <translation>Загрузка: {name}…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="169"/>
+        <location filename="../main_window.py" line="170"/>
         <source>Model: {name} · ready</source>
         <translation>Модель: {name} · готова</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="170"/>
+        <location filename="../main_window.py" line="171"/>
         <source>Model: {name} · failed to load</source>
         <translation>Модель: {name} · не загрузилась</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="179"/>
+        <location filename="../main_window.py" line="180"/>
         <source>&amp;File</source>
         <translation>&amp;Файл</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="180"/>
+        <location filename="../main_window.py" line="181"/>
         <source>Add files…</source>
         <translation>Добавить файлы…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="181"/>
+        <location filename="../main_window.py" line="182"/>
         <source>Add folder…</source>
         <translation>Добавить папку…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="182"/>
+        <location filename="../main_window.py" line="183"/>
         <source>Watch a folder…</source>
         <translation>Отслеживать папку…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="184"/>
+        <location filename="../main_window.py" line="185"/>
         <source>New workspace…</source>
         <translation>Новое пространство…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="186"/>
+        <location filename="../main_window.py" line="187"/>
         <source>Settings…</source>
         <translation>Настройки…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="188"/>
+        <location filename="../main_window.py" line="189"/>
         <source>Quit</source>
         <translation>Выход</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="189"/>
+        <location filename="../main_window.py" line="190"/>
         <source>&amp;Chat</source>
         <translation>&amp;Чат</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="190"/>
+        <location filename="../main_window.py" line="191"/>
         <source>New chat</source>
         <translation>Новый чат</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="191"/>
+        <location filename="../main_window.py" line="192"/>
         <source>Stop</source>
         <translation>Остановить</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="193"/>
+        <location filename="../main_window.py" line="194"/>
         <source>Export chat…</source>
         <translation>Экспорт чата…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="195"/>
+        <location filename="../main_window.py" line="196"/>
         <source>&amp;View</source>
         <translation>&amp;Вид</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="196"/>
+        <location filename="../main_window.py" line="197"/>
         <source>Side panel</source>
         <translation>Боковая панель</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="201"/>
+        <location filename="../main_window.py" line="202"/>
         <source>&amp;Help</source>
         <translation>&amp;Справка</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="202"/>
+        <location filename="../main_window.py" line="203"/>
         <source>Open log file</source>
         <translation>Открыть журнал</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="203"/>
+        <location filename="../main_window.py" line="204"/>
         <source>Open data folder</source>
         <translation>Открыть папку данных</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="205"/>
-        <location filename="../main_window.py" line="765"/>
+        <location filename="../main_window.py" line="206"/>
+        <location filename="../main_window.py" line="807"/>
         <source>About Hearth</source>
         <translation>О программе Hearth</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="251"/>
+        <location filename="../main_window.py" line="252"/>
         <source>New workspace</source>
         <translation>Новое пространство</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="251"/>
+        <location filename="../main_window.py" line="252"/>
         <source>Name:</source>
         <translation>Название:</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="268"/>
+        <location filename="../main_window.py" line="269"/>
         <source>Rename workspace</source>
         <translation>Переименовать пространство</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="268"/>
+        <location filename="../main_window.py" line="269"/>
         <source>Name shown:</source>
         <translation>Отображаемое название:</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="284"/>
+        <location filename="../main_window.py" line="285"/>
         <source>Delete workspace</source>
         <translation>Удалить пространство</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="285"/>
+        <location filename="../main_window.py" line="286"/>
         <source>Delete “{ws}”? Its documents leave the index (the files themselves stay where they are) and its chats are deleted.</source>
         <translation>Удалить «{ws}»? Его документы будут убраны из индекса (сами файлы останутся на месте), а его чаты — удалены.</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="312"/>
+        <location filename="../main_window.py" line="313"/>
         <source>{ws} — Hearth</source>
         <translation>{ws} — Hearth</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="331"/>
+        <location filename="../main_window.py" line="332"/>
         <source>Add documents</source>
         <translation>Добавить документы</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="337"/>
+        <location filename="../main_window.py" line="338"/>
         <source>Add a folder</source>
         <translation>Добавить папку</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="381"/>
+        <location filename="../main_window.py" line="382"/>
         <source>Indexed {n} documents ({chunks} passages) in {s:.1f} s; {u} unchanged, {f} failed.</source>
         <translation>Проиндексировано документов: {n} (фрагментов: {chunks}) за {s:.1f} с; без изменений: {u}, с ошибкой: {f}.</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="396"/>
+        <location filename="../main_window.py" line="397"/>
         <source>Stopping after the current document…</source>
         <translation>Остановка после текущего документа…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="401"/>
+        <location filename="../main_window.py" line="402"/>
         <source>Watch a folder</source>
         <translation>Отслеживать папку</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="435"/>
+        <location filename="../main_window.py" line="436"/>
         <source>stopped: {reason}</source>
         <translation>остановлено: {reason}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="445"/>
+        <location filename="../main_window.py" line="446"/>
         <source>syncing… {done} of {total}</source>
         <translation>синхронизация… {done} из {total}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="449"/>
+        <location filename="../main_window.py" line="450"/>
         <source>in sync · {time}</source>
         <translation>синхронизировано · {time}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="451"/>
+        <location filename="../main_window.py" line="452"/>
         <source>{n} failed</source>
         <translation>с ошибкой: {n}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="461"/>
+        <location filename="../main_window.py" line="462"/>
         <source>Remove documents</source>
         <translation>Убрать документы</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="462"/>
+        <location filename="../main_window.py" line="463"/>
         <source>Remove {names} from the library? The files themselves are not deleted.</source>
         <translation>Убрать {names} из библиотеки? Сами файлы не удаляются.</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="475"/>
+        <location filename="../main_window.py" line="476"/>
         <source>Adding the model {name}…</source>
         <translation>Добавление модели {name}…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="478"/>
+        <location filename="../main_window.py" line="479"/>
         <source>Adding the model {name}… {pct:.0f}%</source>
         <translation>Добавление модели {name}… {pct:.0f}%</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="482"/>
+        <location filename="../main_window.py" line="483"/>
         <source>{name} is now in the model library.</source>
         <translation>Модель {name} добавлена в библиотеку моделей.</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="483"/>
+        <location filename="../main_window.py" line="484"/>
         <source>Choose it as the chat model in Settings (Ctrl+,).</source>
         <translation>Выберите её как модель для чата в настройках (Ctrl+,).</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="530"/>
+        <location filename="../main_window.py" line="531"/>
         <source>Export chat</source>
         <translation>Экспорт чата</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="531"/>
+        <location filename="../main_window.py" line="532"/>
         <source>Markdown (*.md)</source>
         <translation>Markdown (*.md)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="536"/>
+        <location filename="../main_window.py" line="537"/>
         <source>Saved {path}</source>
         <translation>Сохранено: {path}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="558"/>
+        <location filename="../main_window.py" line="559"/>
         <source>Waiting for the model to load…</source>
         <translation>Ждём загрузки модели…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="605"/>
+        <location filename="../main_window.py" line="606"/>
         <source>Stopped.</source>
         <translation>Остановлено.</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="632"/>
+        <location filename="../main_window.py" line="661"/>
         <source>{name} is no longer at {folder}.</source>
         <translation>Файла {name} больше нет в {folder}.</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="633"/>
+        <location filename="../main_window.py" line="662"/>
         <source>Re-index it from its new place, or remove it.</source>
         <translation>Проиндексируйте его на новом месте или уберите из библиотеки.</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="743"/>
+        <location filename="../main_window.py" line="780"/>
         <source>API: {url}</source>
         <translation>API: {url}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="766"/>
+        <location filename="../main_window.py" line="781"/>
+        <source> (key required)</source>
+        <translation> (нужен ключ)</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="784"/>
+        <source>Your administrator requires a key for the local API, also on this computer.</source>
+        <translation>Администратор требует ключ для локального API, в том числе на этом компьютере.</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="785"/>
+        <source>Your key, shown only this once (apps send it as &apos;Authorization: Bearer KEY&apos;): {key}</source>
+        <translation>Ваш ключ, он показывается только один раз (приложения передают его как &apos;Authorization: Bearer КЛЮЧ&apos;): {key}</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="808"/>
         <source>&lt;b&gt;Hearth&lt;/b&gt;&lt;br&gt;Private, offline answers from your own documents.&lt;br&gt;Nothing leaves this computer.</source>
         <translation>&lt;b&gt;Hearth&lt;/b&gt;&lt;br&gt;Частные ответы по вашим документам без интернета.&lt;br&gt;Ничто не покидает этот компьютер.</translation>
     </message>
@@ -781,7 +796,7 @@
 <context>
     <name>QuoteRow</name>
     <message>
-        <location filename="../chat.py" line="154"/>
+        <location filename="../chat.py" line="164"/>
         <source>Open {file} at this quote</source>
         <translation>Открыть {file} на этой цитате</translation>
     </message>
@@ -969,27 +984,27 @@
         <translation>Имя в командной строке: {name}</translation>
     </message>
     <message>
-        <location filename="../sidebar.py" line="127"/>
+        <location filename="../sidebar.py" line="122"/>
         <source>New workspace…</source>
         <translation>Новое пространство…</translation>
     </message>
     <message>
-        <location filename="../sidebar.py" line="130"/>
+        <location filename="../sidebar.py" line="125"/>
         <source>Rename…</source>
         <translation>Переименовать…</translation>
     </message>
     <message>
-        <location filename="../sidebar.py" line="131"/>
+        <location filename="../sidebar.py" line="126"/>
         <source>Delete…</source>
         <translation>Удалить…</translation>
     </message>
     <message>
-        <location filename="../sidebar.py" line="142"/>
+        <location filename="../sidebar.py" line="137"/>
         <source>Export as Markdown…</source>
         <translation>Экспорт в Markdown…</translation>
     </message>
     <message>
-        <location filename="../sidebar.py" line="143"/>
+        <location filename="../sidebar.py" line="138"/>
         <source>Delete</source>
         <translation>Удалить</translation>
     </message>
@@ -997,61 +1012,94 @@
 <context>
     <name>SourceRow</name>
     <message>
-        <location filename="../chat.py" line="119"/>
+        <location filename="../chat.py" line="136"/>
         <source>Open {file}</source>
         <translation>Открыть {file}</translation>
     </message>
 </context>
 <context>
+    <name>TextViewer</name>
+    <message>
+        <location filename="../text_viewer.py" line="58"/>
+        <source>The text Hearth read from this document</source>
+        <translation>Текст, который Hearth прочитал из этого документа</translation>
+    </message>
+    <message>
+        <location filename="../text_viewer.py" line="63"/>
+        <source>Open in its application</source>
+        <translation>Открыть в приложении</translation>
+    </message>
+    <message>
+        <location filename="../text_viewer.py" line="64"/>
+        <source>Open the original file in the application your system uses for it</source>
+        <translation>Открыть исходный файл в приложении, которое система использует для него</translation>
+    </message>
+    <message>
+        <location filename="../text_viewer.py" line="84"/>
+        <source>{name} — Hearth</source>
+        <translation>{name} — Hearth</translation>
+    </message>
+    <message>
+        <location filename="../text_viewer.py" line="90"/>
+        <source>The document changed since it was indexed: the passage is not in it now</source>
+        <translation>Документ изменился после индексации: этого фрагмента в нём больше нет</translation>
+    </message>
+    <message>
+        <location filename="../text_viewer.py" line="109"/>
+        <source>Quote highlighted</source>
+        <translation>Цитата выделена</translation>
+    </message>
+</context>
+<context>
     <name>TurnCard</name>
     <message>
-        <location filename="../chat.py" line="214"/>
+        <location filename="../chat.py" line="218"/>
         <source>Copy</source>
         <translation>Копировать</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="215"/>
+        <location filename="../chat.py" line="219"/>
         <source>Copy the answer as Markdown</source>
         <translation>Скопировать ответ в формате Markdown</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="250"/>
+        <location filename="../chat.py" line="254"/>
         <source>*(not found in your documents)*</source>
         <translation>*(в ваших документах этого нет)*</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="266"/>
+        <location filename="../chat.py" line="270"/>
         <source>What the documents say</source>
         <translation>Что говорят документы</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="267"/>
+        <location filename="../chat.py" line="271"/>
         <source>Supporting quotes</source>
         <translation>Подтверждающие цитаты</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="273"/>
+        <location filename="../chat.py" line="277"/>
         <source>Sources</source>
         <translation>Источники</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="281"/>
+        <location filename="../chat.py" line="285"/>
         <source>The model&apos;s reply was not borne out by the documents; their own words are shown instead.</source>
         <translation>Ответ модели не подтверждается документами; вместо него показаны их собственные слова.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="284"/>
+        <location filename="../chat.py" line="288"/>
         <source>{seconds:.1f} s</source>
         <translation>{seconds:.1f} с</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="290"/>
-        <location filename="../chat.py" line="291"/>
+        <location filename="../chat.py" line="294"/>
+        <location filename="../chat.py" line="295"/>
         <source>Stopped.</source>
         <translation>Остановлено.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="298"/>
+        <location filename="../chat.py" line="302"/>
         <source>No answer: {reason}</source>
         <translation>Нет ответа: {reason}</translation>
     </message>
