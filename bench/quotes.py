@@ -22,7 +22,9 @@ not inside a longer word or number ("debi" is not found in "debian", "41" not in
   - quote_contains_when_in_passages: quote_contains among the questions with answer_in_passages (the issue's
     target is 0.9);
   - fallback_rate: share of questions whose reply was replaced by quotes;
-  - quote_offsets_exact: share of quotes whose start/end point at exactly their text in the document.
+  - quote_offsets_exact: share of quotes whose start/end point at exactly their text in the document;
+  - quote_chars_mean: characters of quoted text shown per answer (longer quotes contain more, and cost the
+    reader more: the measure of what a rise in quote_contains was paid with).
 
 --replay re-runs only the aligner (the current rag/quotes.py, default embedder) on the replies and passages
 that an earlier run wrote with --details, in about a minute instead of an hour: for tuning the aligner.
@@ -105,7 +107,7 @@ def run(
     warmup_s = time.perf_counter() - t0
     texts = DocumentTexts()
 
-    rows: list[dict[str, bool]] = []
+    rows: list[dict[str, Any]] = []
     totals = {"search": 0.0, "ask": 0.0, "align": 0.0}
     offsets = [0, 0]  # quotes whose offsets point at their text, quotes shown
     interrupted = False
@@ -149,7 +151,7 @@ def run(
 
 def measure(
     hearth: Any, q: Question, gold: Sequence[str], *, k: int, texts: DocumentTexts, align: Callable[..., Any]
-) -> tuple[dict[str, bool], dict[str, Any]]:
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Search, ask and align one question; returns its outcome and its details line."""
     t0 = time.perf_counter()
     hits = hearth.search(q.question, k=k, workspace=WORKSPACE)
@@ -165,6 +167,7 @@ def measure(
         "reply_contains": contains_answer(answer.text, gold),
         "quote_contains": any(contains_answer(qt.text, gold) for qt in support.quotes),
         "fallback": support.fallback,
+        "quote_chars": sum(len(qt.text) for qt in support.quotes),
     }
     detail = {
         "id": q.id,
@@ -200,17 +203,18 @@ def replay(path: Path, *, data_dir: Path, threads: int | None = 2) -> dict[str, 
         row = {key: d[key] for key in ("answer_in_retrieved", "answer_in_passages", "reply_contains")}
         row["quote_contains"] = any(contains_answer(q.text, d["gold"]) for q in support.quotes)
         row["fallback"] = support.fallback
+        row["quote_chars"] = sum(len(q.text) for q in support.quotes)
         rows.append(row)
     summary = summarise(rows)
     summary.update({"k": None, "interrupted": False, "replayed": str(path), "quote_offsets_exact": None})
     return summary
 
 
-def summarise(rows: Sequence[dict[str, bool]]) -> dict[str, Any]:
+def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The shares over per-question outcomes (keys as in the module docstring)."""
     n = len(rows)
 
-    def share(key: str, among: Sequence[dict[str, bool]]) -> float | None:
+    def share(key: str, among: Sequence[dict[str, Any]]) -> float | None:
         return round(sum(r[key] for r in among) / len(among), 4) if among else None
 
     in_passages = [r for r in rows if r["answer_in_passages"]]
@@ -224,6 +228,7 @@ def summarise(rows: Sequence[dict[str, bool]]) -> dict[str, Any]:
         "answer_in_retrieved": share("answer_in_retrieved", rows),
         "reply_contains_when_in_passages": share("reply_contains", in_passages),
         "n_in_passages": len(in_passages),
+        "quote_chars_mean": round(sum(r["quote_chars"] for r in rows) / n, 1) if n else None,
     }
 
 
@@ -248,6 +253,7 @@ def format_table(summary: dict[str, Any]) -> str:
     stopped = " (interrupted: the questions finished)" if summary["interrupted"] else ""
     lines = [f"Quote benchmark: {n} questions{stopped}, k={summary['k']}", ""]
     lines += [f"{label:<46}{pct(value)}" + (f"  of {of}" if of is not None else "") for label, value, of in rows]
+    lines.append(f"{'characters quoted per answer (mean)':<46}{summary['quote_chars_mean']}")
     lines.append("")
     lines.append(
         f"seconds: ingest {s['ingest']:.1f}, warm-up {s['warmup']:.1f}, search {s['search']:.1f}, "

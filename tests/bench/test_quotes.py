@@ -30,19 +30,22 @@ def test_every_question_has_its_answers_loaded():
     assert load_answers() == {q["id"]: tuple(q["answer"]) for q in doc["questions"]}
 
 
-def _row(passages, reply, quote, fallback=False):
+def _row(passages, reply, quote, fallback=False, chars=100):
     return {
         "answer_in_retrieved": passages,
         "answer_in_passages": passages,
         "reply_contains": reply,
         "quote_contains": quote,
         "fallback": fallback,
+        "quote_chars": chars,
     }
 
 
 def test_shares_count_quotes_among_questions_whose_answer_was_given():
-    rows = [_row(True, True, True), _row(True, False, True, True), _row(True, True, False), _row(False, False, False)]
+    rows = [_row(True, True, True), _row(True, False, True, True), _row(True, True, False),
+            _row(False, False, False, chars=0)]
     s = summarise(rows)
+    assert s["quote_chars_mean"] == 75.0
     assert s["n"] == 4 and s["n_in_passages"] == 3
     assert s["answer_in_passages"] == 0.75 and s["reply_contains"] == 0.5 and s["quote_contains"] == 0.5
     assert s["quote_contains_when_in_passages"] == round(2 / 3, 4)
@@ -58,6 +61,7 @@ def test_table_shows_every_share():
     )
     table = format_table(summary)
     assert "interrupted" in table and "target 90%" in table and "100.0%" in table and "n/a" in table
+    assert "characters quoted per answer (mean)" in table and "100.0\n" in table
 
 
 def test_one_question_is_searched_asked_and_aligned(tmp_path):
@@ -73,7 +77,7 @@ def test_one_question_is_searched_asked_and_aligned(tmp_path):
     assert hearth.ingest([doc], workspace=WORKSPACE).added == 1
     q = Question("parking", "How much does parking in the garage cost?", Gold("office.md", None, "Parking"), False)
     row, detail = measure(hearth, q, ["EUR 5"], k=3, texts=DocumentTexts(), align=align)
-    assert row == _row(True, True, True)
+    assert row == _row(True, True, True, chars=sum(len(quote["text"]) for quote in detail["quotes"]))
     assert any("EUR 5 per day" in quote["text"] for quote in detail["quotes"])
     assert detail["gold_passages"] and detail["passages"][0]["text"]
     assert len(model.prompts) == 1
@@ -98,5 +102,6 @@ def test_replay_realigns_a_details_file(tmp_path, capsys):
     # The reply ("I don't know.") is replaced by the quotes, and the quote holds the answer.
     assert summary["n"] == 1 and summary["reply_contains"] == 0.0 and summary["quote_contains"] == 1.0
     assert summary["fallback_rate"] == 1.0 and summary["replayed"] == str(details)
+    assert summary["quote_chars_mean"] >= len("Parking in the garage costs EUR 5 per day.")
     with pytest.raises(SystemExit):  # a missing file is a usage error
         main(["--replay", str(tmp_path / "missing.jsonl")])
