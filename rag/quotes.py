@@ -5,8 +5,10 @@ given, by embedding similarity plus word overlap (numbers count double: a figure
 A confident match gives the sentence its citation and a quote with exact offsets in the source document;
 a sentence without one is flagged as not found in the documents. Two of the three quotes are kept for the
 lines that best answer the question itself (by meaning, rare words shared, and passage rank), so that a
-reply that missed or garbled the fact can still be checked against the text. When the model's reply is empty, a
-refusal, or unsupported while a passage matched the question well, the best quotes stand in for it.
+reply that missed or garbled the fact can still be checked against the text; the first of them comes with
+the sentences just before and after it in its paragraph, since the line closest to a question often only
+restates it. When the model's reply is empty, a refusal, or unsupported while a passage matched the
+question well, the best quotes stand in for it.
 """
 
 from __future__ import annotations
@@ -146,6 +148,7 @@ _PRONOUN = re.compile(r"(?:It|Its|This|These|That|Those|They|Their|He|She|His|He
 _LEAD_IN_SPAN = 240  # characters a lead-in line may take along after its colon
 _CHUNK_GAP = 4  # characters between two passages that follow each other in a document (a paragraph break)
 _CONTEXT_SPAN = 480  # longest quote made by joining a sentence that starts with a pronoun to the one before
+_WINDOW_SPAN = 600  # longest quote made of a line that answers the question and the sentences around it
 
 _STRIP = "`\"'()[]{},;:.!?…“”‘’"
 # A line break inside a sentence (the next line starts lower-case, a path, a bracket) is a PDF soft wrap.
@@ -213,7 +216,7 @@ def align(
     rescue: float = 0.45,  # a weaker match still counts when the unit holds all the sentence's code-like tokens
     strong_passage: float = 0.45,
     question_quotes: int = 2,  # quotes kept for the lines that best answer the question itself
-    followed: int = 1,  # of those, how many are quoted with the sentence after them
+    in_context: int = 1,  # of those, how many are quoted with the sentences around them
 ) -> Support:
     """Supporting quotes and per-sentence citations for an answer drawn from `hits` (numbered from 1)."""
     units = [
@@ -260,7 +263,7 @@ def align(
     strong = max((h.score for h in hits), default=0.0) >= strong_passage
     if refusal or (unsupported and strong):
         # The model failed: show what the documents say about the question instead.
-        lines = _question_lines(question_scores(), [], max_quotes, followed, units, hits)
+        lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
         quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
         text = FALLBACK_PREFIX + " ".join(_cite(q.text, q.passage) for q in quotes)
         return Support(text, [SentenceSupport(q.text, i, q.passage) for i, q in enumerate(quotes)], quotes, True)
@@ -279,7 +282,7 @@ def align(
     # On bench/quotes.py this took "a shown quote has the answer" from 74% to 91% of the questions whose
     # answer was in the passages (one such quote: 88%).
     reply_slots = max(1, max_quotes - question_quotes)
-    lines = _question_lines(question_scores(), order[:reply_slots], max_quotes, followed, units, hits)
+    lines = _question_lines(question_scores(), order[:reply_slots], max_quotes, in_context, units, hits)
     # Slots the question's lines did not take go back to the reply's own quotes.
     for j in order[reply_slots:]:
         if len(lines) < max_quotes and not any(_duplicates(units[j], u, hits) for _, u in lines):
@@ -349,12 +352,12 @@ def _question_scores(
 
 
 def _question_lines(
-    scores: np.ndarray, kept: list[int], limit: int, followed: int, units: Sequence[_Unit], hits: Sequence[Hit]
+    scores: np.ndarray, kept: list[int], limit: int, in_context: int, units: Sequence[_Unit], hits: Sequence[Hit]
 ) -> list[tuple[int, _Unit]]:
     """`kept` and then the lines that best answer the question, up to `limit` in all: (unit index, span shown).
 
     Headings are skipped (they say what a section is about, not what it says), and so are places already
-    quoted. The first `followed` of these lines are shown with the sentence after them. A lead-in line
+    quoted. The first `in_context` of these lines are shown with the sentences around them. A lead-in line
     ("…install it with:") is followed by the line it introduces when a chunk boundary fell between them.
     """
     out: list[tuple[int, _Unit]] = []
@@ -374,7 +377,7 @@ def _question_lines(
         if not free:
             break
         j = free[int(np.argmax(scores[free]))]
-        take(j, _with_next(j, [u for _, u in out], units, hits) if asked < followed else units[j])
+        take(j, _in_context(j, [u for _, u in out], units, hits) if asked < in_context else units[j])
         asked += 1
     return out
 
@@ -390,24 +393,33 @@ def _continuation(j: int, units: Sequence[_Unit], hits: Sequence[Hit]) -> int | 
     return min(after, key=lambda k: units[k].start) if after else None
 
 
-def _with_next(j: int, shown: Sequence[_Unit], units: Sequence[_Unit], hits: Sequence[Hit]) -> _Unit:
-    """Unit j together with the sentence that follows it in the same paragraph, unless that one is shown
-    already or the two would be too long: the line that restates a question is often followed by its answer."""
+def _in_context(j: int, shown: Sequence[_Unit], units: Sequence[_Unit], hits: Sequence[Hit]) -> _Unit:
+    """Unit j with the sentences just after and before it in the same paragraph, the one after first, each
+    unless it is shown already or the quote would grow past _WINDOW_SPAN: the line that best matches a
+    question often only restates it, and the answer is the sentence next to it."""
     u = units[j]
     hit = hits[u.passage - 1]
     text = _SOFT_BREAK.sub(" ", hit.text) if hit.page is not None else hit.text
-    after = [
-        v for v in units
-        if v.passage == u.passage and v.end > u.end and v.start >= u.start
-        and (v.start == u.start or "\n" not in text[u.end - hit.start : v.start - hit.start])
-        and not _is_heading(v, hits)
-    ]
-    if not after:
-        return u
-    v = min(after, key=lambda v: v.end)
-    if any(_duplicates(v, w, hits) for w in shown) or v.end - u.start > _CONTEXT_SPAN:
-        return u
-    return _Unit(u.passage, hit.text[u.start - hit.start : v.end - hit.start], u.start, v.end)
+
+    def same_paragraph(a: int, b: int) -> bool:
+        return "\n" not in text[a - hit.start : b - hit.start]
+
+    def free(v: _Unit) -> bool:
+        return not _is_heading(v, hits) and not any(_duplicates(v, w, hits) for w in shown)
+
+    mine = [v for v in units if v.passage == u.passage and free(v)]
+    start, end = u.start, u.end
+    after = [v for v in mine if v.end > end and v.start >= start and (v.start == start or same_paragraph(end, v.start))]
+    if after:
+        v = min(after, key=lambda v: v.end)
+        if v.end - start <= _WINDOW_SPAN:
+            end = v.end
+    before = [v for v in mine if v.end <= start and same_paragraph(v.end, start)]
+    if before:
+        v = max(before, key=lambda v: v.start)
+        if end - v.start <= _WINDOW_SPAN:
+            start = v.start
+    return _Unit(u.passage, hit.text[start - hit.start : end - hit.start], start, end)
 
 
 _CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)

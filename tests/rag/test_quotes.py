@@ -158,7 +158,7 @@ def _hit(text: str, heading: str | None = None, source: str = "guide.html", star
     return Hit(source, None, heading, score, text, start, start + len(text), source + str(start))
 
 
-def test_the_line_that_best_matches_the_question_is_quoted_with_the_sentence_after_it(hearth):
+def test_the_line_that_best_matches_the_question_is_quoted_with_the_sentences_around_it(hearth):
     text = ("A nice feature is the automated registering of DHCP clients in the DNS zone, so that each machine "
             "gets a meaningful name. Using this feature requires configuring the DNS server to accept updates "
             "from the DHCP server. The lease time is set in dhcpd.conf.\n\nBind keeps its zones in /etc/bind.")
@@ -174,6 +174,16 @@ def test_the_line_that_best_matches_the_question_is_quoted_with_the_sentence_aft
     lone = align("I don't know.", "Where does Bind keep its zones?", hits, embedder=hearth.embedder)
     assert lone.quotes[0].text == "Bind keeps its zones in /etc/bind."
     assert sum(qt.text.count(". ") for qt in s.quotes[1:]) <= 1
+    # The sentence before it too: here it names what "the script" is.
+    text = ("Several tools keep a machine up to date. The first of these tools is apticron, in the package of the "
+            "same name. The script runs every day and mails the administrator the list of installed packages "
+            "that have newer versions waiting.\n\nUnattended upgrades install security updates.")
+    hits = [_hit(text, "Keeping a System Up to Date"), _hit(other, "Routing", source="net.html", start=0, score=0.4)]
+    q = "Which tool emails me every day the list of installed packages that have newer versions?"
+    s = align("I don't know.", q, hits, embedder=hearth.embedder)
+    assert s.quotes[0].text.startswith("The first of these tools is apticron")
+    assert s.quotes[0].text.endswith("newer versions waiting.")
+    assert text[s.quotes[0].start - 100 : s.quotes[0].end - 100] == s.quotes[0].text
 
 
 def test_section_numbers_are_not_sentences_and_a_section_opening_with_this_names_its_title(hearth):
