@@ -3,6 +3,10 @@
     python -m bench.quotes [--json] [--k 5] [--limit N] [--reuse DIR] [--details FILE] [--threads N]
     python -m bench.quotes --replay FILE [--json] [--reuse DIR]   re-align the replies a --details FILE kept
 
+A run takes --questions FILE (default: the retrieval set; bench/data/quotes_heldout.json is a held-out set
+written after the aligner was tuned on the retrieval set); both take --quotes N and --in-context N, aligner
+settings other than the app's, to compare them on the same replies.
+
 
 Builds (or, with --reuse DIR, reuses) the workspace of bench/retrieval.py on the same corpus, then for
 every question of bench/data/retrieval_questions.json:
@@ -37,6 +41,7 @@ one JSON line per question as it finishes (question, gold, reply, quotes, senten
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -94,8 +99,10 @@ def run(
     threads: int | None = None,
     details: IO[str] | None = None,
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
+    aligner: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Index the documents into data_dir, ask and align every question; returns the summary."""
+    """Index the documents into data_dir, ask and align every question (`aligner`: options of
+    rag.quotes.align); returns the summary."""
     from rag.quotes import align
     from rag.service import Hearth, HearthConfig
 
@@ -113,7 +120,8 @@ def run(
     interrupted = False
     try:
         for i, q in enumerate(questions, 1):
-            row, detail = measure(hearth, q, answers.get(q.id, ()), k=k, texts=texts, align=align)
+            row, detail = measure(hearth, q, answers.get(q.id, ()), k=k, texts=texts,
+                                  align=functools.partial(align, **(aligner or {})))
             rows.append(row)
             for name, seconds in detail["seconds"].items():
                 totals[name] += seconds
@@ -186,7 +194,8 @@ def measure(
     return row, detail
 
 
-def replay(path: Path, *, data_dir: Path, threads: int | None = 2) -> dict[str, Any]:
+def replay(path: Path, *, data_dir: Path, threads: int | None = 2, aligner: dict[str, Any] | None = None
+           ) -> dict[str, Any]:
     """Align the stored replies of a --details file again; returns the summary (no chat model is run)."""
     from rag.quotes import align
     from rag.service import Hearth, HearthConfig
@@ -199,7 +208,7 @@ def replay(path: Path, *, data_dir: Path, threads: int | None = 2) -> dict[str, 
             continue
         d = json.loads(line)
         hits = [Hit.from_json(p) for p in d["passages"]]
-        support = align(d["reply"], d["question"], hits, embedder=embedder)
+        support = align(d["reply"], d["question"], hits, embedder=embedder, **(aligner or {}))
         row = {key: d[key] for key in ("answer_in_retrieved", "answer_in_passages", "reply_contains")}
         row["quote_contains"] = any(contains_answer(q.text, d["gold"]) for q in support.quotes)
         row["fallback"] = support.fallback
@@ -288,16 +297,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--replay", type=Path, default=None, metavar="FILE", help="re-align the replies of a --details FILE"
     )
+    parser.add_argument("--quotes", type=int, default=None, metavar="N",
+                        help="quotes shown per answer (default: the app's, 3), to compare aligner settings")
+    parser.add_argument("--in-context", type=int, default=None, metavar="N",
+                        help="question lines quoted with the sentences around them (default: the app's, 1)")
     args = parser.parse_args(argv)
+    if args.quotes is not None and not 1 <= args.quotes <= 10:
+        parser.error("--quotes must be between 1 and 10")
+    if args.in_context is not None and args.in_context < 0:
+        parser.error("--in-context must be 0 or more")
+    aligner: dict[str, Any] = {}
+    if args.quotes is not None:  # one slot for the reply's own quote, the rest for the question's lines
+        aligner.update(max_quotes=args.quotes, question_quotes=args.quotes - 1)
+    if args.in_context is not None:
+        aligner["in_context"] = args.in_context
     if args.replay is not None:
         if not args.replay.is_file():
             parser.error(f"--replay: no such file: {args.replay}")
         try:
             if args.reuse is not None:
-                summary = replay(args.replay, data_dir=args.reuse, threads=args.threads)
+                summary = replay(args.replay, data_dir=args.reuse, threads=args.threads, aligner=aligner)
             else:
                 with tempfile.TemporaryDirectory(prefix="hearth-bench-", ignore_cleanup_errors=True) as tmp:
-                    summary = replay(args.replay, data_dir=Path(tmp), threads=args.threads)
+                    summary = replay(args.replay, data_dir=Path(tmp), threads=args.threads, aligner=aligner)
         except (KeyError, ValueError) as exc:
             print(f"bench.quotes: error: {args.replay} is not a --details file ({exc})", file=sys.stderr)
             return 1
@@ -326,7 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"bench.quotes: error: {exc}")
         return 1
     details = args.details.open("w", encoding="utf-8") if args.details is not None else None
-    options = {"documents": documents, "k": args.k, "threads": args.threads, "details": details, "log": log}
+    options = {"documents": documents, "k": args.k, "threads": args.threads, "details": details, "log": log,
+               "aligner": aligner}
     try:
         if args.reuse is not None:
             args.reuse.mkdir(parents=True, exist_ok=True)

@@ -103,5 +103,12 @@ def test_replay_realigns_a_details_file(tmp_path, capsys):
     assert summary["n"] == 1 and summary["reply_contains"] == 0.0 and summary["quote_contains"] == 1.0
     assert summary["fallback_rate"] == 1.0 and summary["replayed"] == str(details)
     assert summary["quote_chars_mean"] >= len("Parking in the garage costs EUR 5 per day.")
+    # Other aligner settings on the same replies: one quote, without its context, is shorter.
+    assert main(["--replay", str(details), "--json", "--reuse", str(tmp_path / "replay"),
+                 "--quotes", "1", "--in-context", "0"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert one["quote_contains"] == 1.0 and one["quote_chars_mean"] <= summary["quote_chars_mean"]
     with pytest.raises(SystemExit):  # a missing file is a usage error
         main(["--replay", str(tmp_path / "missing.jsonl")])
+    with pytest.raises(SystemExit):
+        main(["--replay", str(details), "--quotes", "0"])
