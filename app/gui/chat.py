@@ -156,6 +156,9 @@ class SourceRow(_PassageRow):
         return self._hit
 
 
+_QUOTE_SHOWN = 700  # characters of a quote shown under an answer
+
+
 class QuoteRow(_PassageRow):
     """A supporting quote under an answer: the document's own words and where they are; clicking opens it
     there (a PDF at the page, with the quote's opening words highlighted)."""
@@ -165,7 +168,11 @@ class QuoteRow(_PassageRow):
         self.quote = quote
         self.lay.setContentsMargins(10, 4, 8, 4)
         text = " ".join(quote.text.split())
-        self.text = QLabel(f"“{text[:400]}{'…' if len(text) > 400 else ''}”")
+        # Whole, up to the longest quote the aligner makes of a line and its neighbours (600 characters);
+        # only an overlong line (a table row, a wrapped code line) is cut, and its tooltip has it all.
+        self.text = QLabel(f"“{text[:_QUOTE_SHOWN]}{'…' if len(text) > _QUOTE_SHOWN else ''}”")
+        if len(text) > _QUOTE_SHOWN:
+            self.setToolTip(f"{text[:4000]}\n\n{self.toolTip()}")
         self.text.setWordWrap(True)
         f = self.text.font()
         f.setItalic(True)
