@@ -25,6 +25,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from inference.models import sha256_file
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CACHE_DIR = REPO_ROOT / ".data" / "bench-corpus"
 STAMP = ".corpus.json"
@@ -157,7 +159,7 @@ def _stamp() -> dict[str, object]:
 def _fetch(package: DebPackage, debs: Path, log) -> Path:
     """The package's .deb in `debs`, downloaded with apt-get if absent, with its SHA-256 checked."""
     deb = debs / package.deb_name
-    if deb.is_file() and _sha256(deb) == package.sha256:
+    if deb.is_file() and sha256_file(deb) == package.sha256:
         return deb
     if shutil.which("apt-get") is None:
         raise CorpusError(
@@ -190,7 +192,7 @@ def _fetch(package: DebPackage, debs: Path, log) -> Path:
                 f"{package.deb_name} (SHA-256 {package.sha256}, e.g. from snapshot.debian.org) into {debs}, "
                 "or re-pin the package in bench/corpus.py and re-check every gold reference."
             )
-        digest = _sha256(got)
+        digest = sha256_file(got)
         if digest != package.sha256:
             raise CorpusError(
                 f"{package.deb_name} from apt has SHA-256 {digest}, not the pinned {package.sha256}; "
@@ -230,14 +232,6 @@ def _unpack(package: DebPackage, deb: Path, target: Path, cache_dir: Path) -> No
             dest = target / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, dest)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def main(argv: list[str] | None = None) -> int:

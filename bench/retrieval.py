@@ -21,7 +21,6 @@ Results go to stdout (JSON with --json, else a table); the table and progress go
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import sys
@@ -140,20 +139,6 @@ def index_corpus(
     return report, chunks, ingest_s
 
 
-def search_function(hearth: Any, *, k: int, warn: Callable[[str], None]) -> tuple[Callable[[str, str], list], bool]:
-    """A `search(question, mode)` over the bench workspace, and whether it had to fall back to dense search.
-
-    Hearth.search takes `mode` once hybrid retrieval exists; before that every ranking is the dense one.
-    """
-    if "mode" in inspect.signature(hearth.search).parameters:
-        return (lambda question, mode: hearth.search(question, k=k, workspace=WORKSPACE, mode=mode)), False
-    warn(
-        "warning: Hearth.search() takes no `mode` yet; all three rankings (bm25, dense, hearth) are the dense "
-        "search, so their numbers are identical."
-    )
-    return (lambda question, mode: hearth.search(question, k=k, workspace=WORKSPACE)), True
-
-
 def run(
     questions: Sequence[Question],
     *,
@@ -168,8 +153,11 @@ def run(
 
     hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads))
     report, chunks, ingest_s = index_corpus(hearth, documents, questions, log=log)
-    search, fallback = search_function(hearth, k=k, warn=log)
-    modes = {name: ("dense" if fallback else mode) for name, mode in RANKINGS}
+    modes = dict(RANKINGS)
+
+    def search(question: str, mode: str) -> list:
+        return hearth.search(question, k=k, workspace=WORKSPACE, mode=mode)
+
     # One query per ranking first, timed apart: it loads the embedder and any lazily built index.
     t0 = time.perf_counter()
     for name, _ in RANKINGS:
@@ -202,7 +190,6 @@ def run(
         {
             "k": k,
             "modes": modes,
-            "fallback": fallback,
             "subsets": {
                 "literal": block([i for i in everyone if not questions[i].paraphrased]),
                 "paraphrased": block([i for i in everyone if questions[i].paraphrased]),
@@ -232,8 +219,6 @@ def format_table(summary: dict[str, Any]) -> str:
         f"({summary['subsets']['paraphrased']['n']} paraphrased), k={k}; corpus {corpus_info['documents']} documents, "
         f"{corpus_info['chunks']} passages ({', '.join(corpus_info['packages'])})",
     ]
-    if summary["fallback"]:
-        lines.append("NOTE: Hearth.search has no `mode` yet; every row below is the dense search.")
     mrr = f"mrr@{k}"
     lines.append("")
     lines.append(f"{'questions':<18}{'ranking':<9}{'mode':<9}{'hit@1':>7}{'hit@5':>7}{mrr:>8}{'ms/query':>10}")

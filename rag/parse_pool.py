@@ -15,7 +15,6 @@ once numpy's OpenBLAS is held to one thread, which the workers are).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import queue
@@ -32,6 +31,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
 from inference.errors import LoadError
+from inference.models import sha256_file
 from rag.loaders import DEFAULT_LIMITS, Limits, Section, load
 
 # Address space one reader process may use: room for a 200 MB file decoded to text several times over.
@@ -77,15 +77,6 @@ class Parsed:
         return max(numbered) if numbered else len(self.sections)
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, read in blocks."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def parse_file(job: ParseJob, *, memory_limit: int | None = None) -> Parsed:
     """Hash and read one file; never raises (failures come back as `error`).
 
@@ -103,7 +94,7 @@ def parse_file(job: ParseJob, *, memory_limit: int | None = None) -> Parsed:
                 f"the limit is {job.max_file_bytes / 2**20:.0f} MiB).",
                 kind="too_large",
             )
-        sha = file_sha256(path)
+        sha = sha256_file(path)
         if sha == job.known_sha256:
             return Parsed(path, sha, size, mtime_ns, None, None, time.perf_counter() - t0)
         sections = load(path, job.limits)
