@@ -32,10 +32,10 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from bench import corpus
+from rag.loaders import HEADING_SEPARATOR
 
 QUESTIONS_FILE = Path(__file__).resolve().parent / "data" / "retrieval_questions.json"
 WORKSPACE = "bench"
-HEADING_SEPARATOR = " › "
 # Report name -> the `mode` passed to Hearth.search.
 RANKINGS: tuple[tuple[str, str], ...] = (("bm25", "lexical"), ("dense", "dense"), ("hearth", "hybrid"))
 

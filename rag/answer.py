@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from inference.llm import ChatModel, ContextOverflow, Message
+from rag.loaders import HEADING_SEPARATOR
 from rag.quotes import Support
 from rag.store import Hit
 
@@ -116,7 +117,7 @@ def passage_label(hit: Hit) -> str:
         parts.append(f"page {hit.page}")
     if hit.heading:
         # "Document title › Section": the section says what the passage is about; the title adds nothing.
-        parts.append(hit.heading.split(" › ")[-1])
+        parts.append(hit.heading.split(HEADING_SEPARATOR)[-1])
     return ", ".join(parts)
 
 

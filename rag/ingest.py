@@ -28,7 +28,7 @@ import numpy as np
 
 from inference.errors import Cancelled, HearthError, IndexDamaged
 from rag.chunking import Chunk, chunk_sections
-from rag.loaders import SUPPORTED_SUFFIXES, Limits
+from rag.loaders import HEADING_SEPARATOR, SUPPORTED_SUFFIXES, Limits
 from rag.manifest import DocumentRecord, Manifest
 from rag.parse_pool import (
     DEFAULT_MEMORY_LIMIT, ParseJob, Parsed, ParsePool, default_workers, parse_inline,
@@ -43,7 +43,6 @@ __all__ = [
     "forget", "ingest", "source_id",
 ]  # fmt: skip
 
-HEADING_SEPARATOR = " › "
 
 
 @dataclass(frozen=True)

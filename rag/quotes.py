@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rag.ingest import HEADING_SEPARATOR
+from rag.loaders import HEADING_SEPARATOR
 from rag.lexical import query_terms
 from rag.store import Hit
 

@@ -25,6 +25,7 @@ LOAD_ERROR_KINDS = frozenset(
     {"unsupported", "empty", "corrupt", "encrypted", "no_text_layer", "unreadable", "too_large"}
 )
 CELL_SEPARATOR = " | "  # between the cells of a table row, in every format
+HEADING_SEPARATOR = " › "  # between the titles of a heading path ("6. Travel › 6.2 Meals"), in every format
 
 
 @dataclass(frozen=True)

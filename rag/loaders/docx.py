@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from inference.errors import LoadError
-from rag.loaders import DEFAULT_LIMITS, Limits, Section, TextBuilder, build_sections
+from rag.loaders import DEFAULT_LIMITS, HEADING_SEPARATOR, Limits, Section, TextBuilder, build_sections
 from rag.loaders.archive import open_checked
 
-PATH_SEPARATOR = " › "
 _HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.I)
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
@@ -41,7 +40,7 @@ def _read(document: Any) -> list[Section]:
     builder = TextBuilder()
 
     def close() -> None:
-        parts.append(builder.part(None, PATH_SEPARATOR.join(t for _, t in stack) or None))
+        parts.append(builder.part(None, HEADING_SEPARATOR.join(t for _, t in stack) or None))
 
     for block in document.iter_inner_content():
         if isinstance(block, Table):

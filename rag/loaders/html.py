@@ -8,10 +8,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from inference.errors import LoadError
-from rag.loaders import CELL_SEPARATOR, DEFAULT_LIMITS, Limits, Section, build_sections, read_bytes
+from rag.loaders import CELL_SEPARATOR, DEFAULT_LIMITS, HEADING_SEPARATOR, Limits, Section, build_sections, read_bytes
 from rag.loaders.text import text_from_bytes
 
-PATH_SEPARATOR = " › "
 
 # Elements whose content is never shown as page text.
 _HIDDEN = frozenset({"script", "style", "noscript", "template", "svg", "math", "iframe", "object", "select"})
@@ -317,7 +316,7 @@ class _Extractor(HTMLParser):
         while self._stack and self._stack[-1][0] >= level:
             self._stack.pop()
         self._stack.append((level, title))
-        part = _Part(heading=PATH_SEPARATOR.join(t for _, t in self._stack))
+        part = _Part(heading=HEADING_SEPARATOR.join(t for _, t in self._stack))
         part.blocks.append((title, "heading"))
         self._parts.append(part)
 

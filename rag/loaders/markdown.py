@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rag.loaders import DEFAULT_LIMITS, Limits, Section, build_sections
+from rag.loaders import DEFAULT_LIMITS, HEADING_SEPARATOR, Limits, Section, build_sections
 from rag.loaders.text import read_text
 
-PATH_SEPARATOR = " › "
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+$")
@@ -158,7 +157,7 @@ def _table_spans(text: str) -> list[tuple[int, int]]:
 def _path(stack: list[tuple[int, str]]) -> str | None:
     """The open headings as "Parent › Child", or None before the first heading."""
     titles = [title for _, title in stack if title]
-    return PATH_SEPARATOR.join(titles) if titles else None
+    return HEADING_SEPARATOR.join(titles) if titles else None
 
 
 def _clean_heading(text: str) -> str:

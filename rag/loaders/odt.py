@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from inference.errors import LoadError
-from rag.loaders import DEFAULT_LIMITS, Limits, Section, TextBuilder, build_sections
+from rag.loaders import DEFAULT_LIMITS, HEADING_SEPARATOR, Limits, Section, TextBuilder, build_sections
 from rag.loaders.archive import open_checked, read_member
 
-PATH_SEPARATOR = " › "
 _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 _TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
 _OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
@@ -60,7 +59,7 @@ class _Reader:
         return self.parts
 
     def _close(self) -> None:
-        self.parts.append(self.builder.part(None, PATH_SEPARATOR.join(t for _, t in self.stack) or None))
+        self.parts.append(self.builder.part(None, HEADING_SEPARATOR.join(t for _, t in self.stack) or None))
 
     def blocks(self, element: Any, depth: int = 0) -> None:
         for child in element:

@@ -10,10 +10,11 @@ import pypdfium2
 import pypdfium2.raw as pdfium_c
 
 from inference.errors import LoadError
-from rag.loaders import DEFAULT_LIMITS, Limits, Section, build_sections, empty_error, too_many_pages, unreadable_error
+from rag.loaders import (
+    DEFAULT_LIMITS, HEADING_SEPARATOR, Limits, Section, build_sections, empty_error, too_many_pages, unreadable_error,
+)
 from rag.loaders.text import normalise
 
-PATH_SEPARATOR = " › "
 
 # PDFium marks soft hyphens and generated line ends with non-characters; they are not text.
 _NON_TEXT = re.compile("[\ufffe\uffff\u00ad\x02]")
@@ -131,7 +132,7 @@ def _page_headings(document: pypdfium2.PdfDocument, page_count: int) -> list[str
             index = dest.get_index() if dest is not None else None
             if index is None or not 0 <= index < page_count:
                 continue
-            path = PATH_SEPARATOR.join(t for t in stack if t) or None
+            path = HEADING_SEPARATOR.join(t for t in stack if t) or None
             first.setdefault(index, path)
             last[index] = path
     except Exception:

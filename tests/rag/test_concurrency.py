@@ -57,8 +57,18 @@ def test_questions_are_answered_during_a_large_ingest_from_finished_documents_on
     # manifest marks it done: the moment a search could see half of what is being written.
     parked, go = threading.Event(), threading.Event()
     write = store.replace_document
+    answered: list[tuple[float, int]] = []  # (when, documents done at that moment) per answer
+    gate = {"answers": 0}
 
     def replace_document(workspace, source, chunks, vectors, *, version):
+        # Each document waits for one answer about those before it: the questions and the ingest
+        # interleave whatever the machine's load, instead of by the luck of the scheduler.
+        if h.manifest.done_sources(WORKSPACE):
+            deadline = time.monotonic() + 60
+            while len(answered) <= gate["answers"] and "failed" not in gate:
+                assert time.monotonic() < deadline, "no answer came while the ingest waited for one"
+                time.sleep(0.002)
+            gate["answers"] = len(answered)
         write(workspace, source, chunks, vectors, version=version)
         if source == sources[PARKED]:
             parked.set()
@@ -74,8 +84,6 @@ def test_questions_are_answered_during_a_large_ingest_from_finished_documents_on
             outcome["error"] = exc
         finally:
             outcome["ended"] = time.perf_counter()
-
-    answered: list[tuple[float, int]] = []  # (when, documents done at that moment) per answer
 
     def ask_about_finished_documents(rng: random.Random) -> None:
         done_before = h.manifest.done_sources(WORKSPACE)
@@ -115,6 +123,7 @@ def test_questions_are_answered_during_a_large_ingest_from_finished_documents_on
         while ingest.is_alive():
             ask_about_finished_documents(rng)
     finally:
+        gate["failed"] = True  # a failed question must not leave the ingest waiting for the next one
         go.set()
         ingest.join(60)
     assert "error" not in outcome, outcome.get("error")
@@ -123,8 +132,9 @@ def test_questions_are_answered_during_a_large_ingest_from_finished_documents_on
 
     during = [(t, n) for t, n in answered if t < outcome["ended"]]
     assert before_park >= 3 and len(during) - before_park >= 3, (before_park, len(during))
-    # The answers were interleaved with the ingest: they saw the index grow, not only its start or end.
-    assert len({n for _, n in during}) >= 5 and max(n for _, n in during) < N_DOCS
+    # The answers were interleaved with the ingest: they saw the index grow, not only its start or end
+    # (one may come after the last document is done, while the ingest finishes up).
+    assert len({n for _, n in during if n < N_DOCS}) >= 5
 
     # At the end: every document done, and the manifest, Chroma and the keyword index agree chunk by chunk.
     final = state(h, ids=True)
