@@ -186,34 +186,14 @@ def stage_store(all_chunks: list, dim: int) -> dict[str, Any]:
     return {"chunks": n, "seconds": seconds, "chunks_per_s": n / seconds if seconds else 0.0}
 
 
-class _HashEmbedder:
-    """Vectors from word hashes: stands in for the model so the pipeline stage times everything else."""
-
-    name = "bench-hash"
-    dim = 384
-    max_tokens = 256
-
-    def __init__(self, count_tokens: Callable[[str], int]) -> None:
-        self.count_tokens = count_tokens
-
-    def embed(self, texts: list[str]) -> Any:
-        import numpy as np
-
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in t.split():
-                out[i, hash(w) % self.dim] += 1.0
-        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
-        return out
-
-
 def stage_ingest(folder: Path, count_tokens: Callable[[str], int], workers: int) -> dict[str, Any]:
+    from bench.memory import HashEmbedder
     from rag.ingest import IngestOptions
     from rag.service import Hearth, HearthConfig
 
     with tempfile.TemporaryDirectory() as tmp:
         h = Hearth(HearthConfig(data_dir=Path(tmp), ingest=IngestOptions(workers=workers)),
-                   embedder=_HashEmbedder(count_tokens))  # fmt: skip
+                   embedder=HashEmbedder(count_tokens))  # fmt: skip
         first = h.ingest([folder], workspace="bench")
         again = h.ingest([folder], workspace="bench")
     return {

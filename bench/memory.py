@@ -163,11 +163,16 @@ def log(message: str) -> None:
 
 
 class HashEmbedder:
-    """Vectors from word hashes: a stand-in for the embedding model when only the rest is measured."""
+    """Vectors from word hashes: a stand-in for the embedding model when only the rest is measured
+    (bench.ingest too). `count_tokens` defaults to words; pass the real tokenizer's to chunk as Hearth does."""
 
     name = "bench-hash"
     dim = 384
     max_tokens = 256
+
+    def __init__(self, count_tokens: Any = None) -> None:
+        if count_tokens is not None:
+            self.count_tokens = count_tokens  # type: ignore[method-assign]
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())
