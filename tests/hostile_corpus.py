@@ -26,6 +26,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SCALES = ("ci", "soak")
 # Kinds a failed file may be reported with (LoadError kinds plus the pool's own "timeout").
@@ -47,6 +48,34 @@ class Expect:
     kinds: frozenset[str] = frozenset()
     sentence: str | None = None
     category: str = ""
+
+
+def shown(name: str) -> str:
+    """A corpus file name as reports show it (undecodable bytes replaced)."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def unmet(expect: dict[str, Expect], failed: dict[str, Any], indexed: set[str]) -> dict[str, str]:
+    """The files whose ingest did not end as `expect` says: name -> expected and got.
+
+    `failed`: the report's failures (with .kind and .error) by file name relative to the corpus folder;
+    `indexed`: the names of the documents indexed. The hostile test and bench.hostile both judge by this.
+    """
+    wrong = {}
+    for name, e in expect.items():
+        key = shown(name)
+        failure = failed.get(key)
+        done = key in indexed
+        ok = {
+            "skipped": failure is None and not done,
+            "indexed": done and failure is None,
+            "failed": failure is not None and failure.kind in e.kinds and not done,
+            "any": done != (failure is not None) and (failure is None or failure.kind in e.kinds),
+        }[e.outcome]
+        if not ok:
+            got = f"{failure.kind}: {failure.error}" if failure else "indexed" if done else "nothing"
+            wrong[name] = f"expected {e.outcome} {sorted(e.kinds)}, got {got}"
+    return wrong
 
 
 def _failed(*kinds: str, category: str) -> Expect:

@@ -19,7 +19,7 @@ from rag.loaders import LOAD_ERROR_KINDS
 from rag.parse_pool import ParsePool
 from rag.service import Hearth, HearthConfig
 from tests.fakes import HashEmbedder
-from tests.hostile_corpus import Expect, make_hostile_corpus
+from tests.hostile_corpus import Expect, make_hostile_corpus, shown, unmet
 
 MEMORY_CAP = 384 << 20  # per worker; the corpus's long line needs more, everything else far less
 TIMEOUT = 20.0  # seconds per file; nothing in the corpus should need a tenth of it
@@ -64,10 +64,6 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     big.unlink(missing_ok=True)  # the one big file: gone before the rest of the suite runs
 
 
-def _shown(name: str) -> str:
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
 def test_the_corpus_is_hundreds_of_files_of_every_kind(run: Run) -> None:
     categories = {e.category for e in run.expect.values()}
     assert len(run.expect) >= 300
@@ -79,24 +75,10 @@ def test_the_corpus_is_hundreds_of_files_of_every_kind(run: Run) -> None:
 def test_every_file_is_indexed_or_reported_with_a_reason(run: Run) -> None:
     report = run.report
     assert report.skipped == sum(e.outcome == "skipped" for e in run.expect.values())
-    wrong = {}
-    for name, expect in run.expect.items():
-        key = _shown(name)
-        failure = run.failed.get(key)
-        indexed = key in run.indexed
-        if expect.outcome == "skipped":
-            ok = failure is None and not indexed
-        elif expect.outcome == "indexed":
-            ok = indexed and failure is None
-        elif expect.outcome == "failed":
-            ok = failure is not None and failure.kind in expect.kinds and not indexed
-        else:
-            ok = indexed != (failure is not None) and (failure is None or failure.kind in expect.kinds)
-        if not ok:
-            wrong[name] = (expect.outcome, sorted(expect.kinds), failure and (failure.kind, failure.error))
+    wrong = unmet(run.expect, run.failed, run.indexed)
     assert not wrong
     # Nothing reported that is not in the corpus, and each file reported once.
-    assert set(run.failed) | run.indexed <= {_shown(n) for n in run.expect}
+    assert set(run.failed) | run.indexed <= {shown(n) for n in run.expect}
     assert len(run.failed) == len(report.failed)
     assert report.added == len(run.indexed)
 
