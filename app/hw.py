@@ -61,23 +61,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def resolve_model(model: str, data_dir: Path | None) -> Path:
-    """A GGUF path from a built-in model name (prepared in DATA_DIR/cache), a file in DATA_DIR/models, or a path."""
-    from inference.models import CHAT_MODELS, chat_model_path
+    """A GGUF path as the service finds it (built-in name, file in the models folder, or path), under the
+    administrator's policy: its data folder, models folder and allowed models."""
+    from app.cli import default_data_dir
+    from app.policy import load_policy
+    from rag.service import HearthConfig, resolve_chat_model
 
-    if data_dir is None:
-        from app.cli import default_data_dir
-
-        data_dir = default_data_dir()
-    data_dir = Path(data_dir).expanduser()
-    if model in CHAT_MODELS:
-        return chat_model_path(model, data_dir / "cache")
-    for candidate in (Path(model).expanduser(), data_dir / "models" / model):
-        if candidate.is_file():
-            return candidate
-    raise UsageError(
-        f"No model called {model!r}: not a built-in model, not a file in {data_dir / 'models'}, not a path to a .gguf file.",
-        hint="Built-in models: " + ", ".join(sorted(CHAT_MODELS)),
-    )
+    policy = load_policy()
+    folder = policy.check_data_dir(Path(data_dir).expanduser() if data_dir else None) or default_data_dir()
+    return resolve_chat_model(model, policy.apply(HearthConfig(data_dir=Path(folder).expanduser())))
 
 
 def plan_check(plan: MemoryPlan) -> Check:

@@ -98,6 +98,29 @@ def model_allowed(name: str, allowed: Sequence[str]) -> bool:
     return name in allowed or (name.endswith(".gguf") and name[: -len(".gguf")] in allowed) or f"{name}.gguf" in allowed
 
 
+def resolve_chat_model(model: str | None, config: HearthConfig) -> Path:
+    """A GGUF path from a built-in model name (prepared in the cache), a file in the models folder, or a path;
+    under a policy's allowed models, only those, and never a path outside the models folder."""
+    from inference.models import CHAT_MODELS, DEFAULT_CHAT_MODEL, chat_model_path
+
+    name = model or DEFAULT_CHAT_MODEL
+    allowed = config.allowed_models
+    if allowed is not None and not model_allowed(name, allowed):
+        raise UsageError(f"The model {name!r} is not allowed on this machine by the administrator's policy.",
+                         hint="Allowed: " + ", ".join(allowed))
+    if name in CHAT_MODELS:
+        return chat_model_path(name, config.cache_dir)
+    candidates = (Path(name).expanduser(), config.models_dir / name)
+    for candidate in candidates[1:] if allowed is not None else candidates:
+        if candidate.is_file():
+            return candidate
+    raise UsageError(
+        f"No model called {name!r}: not a built-in model, not a file in {config.models_dir}, "
+        "not a path to a .gguf file.",
+        hint="Built-in models: " + ", ".join(sorted(CHAT_MODELS)),
+    )
+
+
 def release_free_memory() -> None:
     """Give the C heap's free pages back to the system (glibc).
 
@@ -258,25 +281,8 @@ class Hearth:
         return self.memory_plan.n_gpu_layers
 
     def resolve_model_path(self, model: str | None) -> Path:
-        """A GGUF path from a registry name, a file in the models folder, or a path."""
-        from inference.models import CHAT_MODELS, DEFAULT_CHAT_MODEL, chat_model_path
-
-        name = model or DEFAULT_CHAT_MODEL
-        allowed = self.config.allowed_models
-        if allowed is not None and not model_allowed(name, allowed):
-            raise UsageError(f"The model {name!r} is not allowed on this machine by the administrator's policy.",
-                             hint="Allowed: " + ", ".join(allowed))
-        if name in CHAT_MODELS:
-            return chat_model_path(name, self.config.cache_dir)
-        candidates = (Path(name).expanduser(), self.config.models_dir / name)
-        for candidate in candidates[1:] if allowed is not None else candidates:
-            if candidate.is_file():
-                return candidate
-        raise UsageError(
-            f"No model called {name!r}: not a built-in model, not a file in {self.config.models_dir}, "
-            "not a path to a .gguf file.",
-            hint="Built-in models: " + ", ".join(sorted(CHAT_MODELS)),
-        )
+        """A GGUF path from a registry name, a file in the models folder, or a path (see resolve_chat_model)."""
+        return resolve_chat_model(model, self.config)
 
     # The service API.
     def ingest(

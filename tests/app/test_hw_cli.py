@@ -113,3 +113,20 @@ def test_unreadable_model_is_a_failure(on, capsys, tmp_path):
     junk.write_bytes(b"GGUF" + b"\xff" * 40)
     assert main(["hw", "--model", str(junk)]) == 1
     assert "hearth: error:" in capsys.readouterr().err
+
+
+def test_planning_a_model_follows_the_administrators_allowed_models(on, capsys, tmp_path, monkeypatch):
+    on("rdna3-desktop")
+    models = tmp_path / "models"
+    models.mkdir()
+    allowed, other = models / "allowed.gguf", tmp_path / "elsewhere.gguf"
+    write_model(allowed)
+    write_model(other)
+    policy = tmp_path / "policy.toml"
+    policy.write_text(f'version = 1\n[models]\nfolder = "{models}"\nallowed = ["allowed.gguf"]\n')
+    monkeypatch.setenv("HEARTH_POLICY", str(policy))
+    monkeypatch.setenv("HEARTH_DATA_DIR", str(tmp_path / "data"))
+    assert main(["hw", "--model", str(other), "--ctx", "512"]) == 2  # a path, off the list: refused
+    assert "not allowed on this machine" in capsys.readouterr().err
+    out = run_json(capsys, "--model", "allowed.gguf", "--ctx", "512")  # found in the policy's models folder
+    assert out["plan"]["n_ctx"] == 512
