@@ -10,6 +10,7 @@ import time
 import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -583,15 +584,27 @@ class Hearth:
         workspace: str = DEFAULT_WORKSPACE,
         progress: Callable[[Progress], None] | None = None,
         force_polling: bool | None = None,
+        lock: AbstractContextManager[Any] | None = None,
     ) -> None:
-        """Sync folders into a workspace, then keep them in sync until `stop` is set."""
+        """Sync folders into a workspace, then keep them in sync until `stop` is set; `lock` (the window's)
+        is held around each batch of index writes, so that they take turns with the caller's other writes."""
         from rag.watch import watch
 
         workspace = check_workspace(workspace)
+        guard = lock if lock is not None else nullcontext()
+
+        def add(paths: list[Path]) -> IngestReport:
+            with guard:
+                return self.ingest(paths, workspace=workspace, progress=progress)
+
+        def remove(paths: list[Path]) -> list[str]:
+            with guard:
+                return self.forget(paths, workspace=workspace)
+
         watch(
             list(folders),
-            ingest=lambda paths: self.ingest(paths, workspace=workspace, progress=progress),
-            forget=lambda paths: self.forget(paths, workspace=workspace),
+            ingest=add,
+            forget=remove,
             on_update=on_update,
             stop=stop,
             include_hidden=self.config.ingest.include_hidden,

@@ -241,18 +241,8 @@ class Backend(QObject):
         hearth, lock = self.hearth, self.index_lock
 
         def run(state: JobState) -> None:
-            from rag.watch import watch
-
-            def ingest(paths: list[Path]):
-                with lock:
-                    return hearth.ingest(paths, workspace=workspace, progress=state.progress)
-
-            def forget(paths: list[Path]) -> list[str]:
-                with lock:
-                    return hearth.forget(paths, workspace=workspace)
-
-            watch(list(folders), ingest=ingest, forget=forget, on_update=state.progress, stop=state.cancel_event,
-                  include_hidden=hearth.config.ingest.include_hidden)
+            hearth.watch(folders, stop=state.cancel_event, on_update=state.progress, workspace=workspace,
+                         progress=state.progress, lock=lock)
 
         return self.watcher.submit("watch", run)
 
