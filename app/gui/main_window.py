@@ -630,8 +630,13 @@ class MainWindow(QMainWindow):
         if path.suffix.lower() == ".pdf" or not path.exists():
             self.open_source_path(path, hit.page, hit.text)
             return None
+        stamp = _file_stamp(path)
+        viewer = self._text_viewers.get(path)
+        if viewer is not None and stamp is not None and viewer.property("stamp") == stamp:
+            self._show_text(path, viewer.text, hit, stamp)  # unchanged since it was read: not read again
+            return None
         job = self.backend.document_text(path)
-        job.finished.connect(lambda text: self._show_text(path, text, hit))
+        job.finished.connect(lambda text: self._show_text(path, text, hit, stamp))
 
         def failed(failure: Failure) -> None:
             self._show_failure(failure)
@@ -640,7 +645,7 @@ class MainWindow(QMainWindow):
         job.failed.connect(failed)
         return job
 
-    def _show_text(self, path: Path, text: str, hit: Any) -> None:
+    def _show_text(self, path: Path, text: str, hit: Any, stamp: tuple[int, int] | None) -> None:
         from app.gui.text_viewer import TextViewer
 
         viewer = self._text_viewers.get(path)
@@ -650,6 +655,7 @@ class MainWindow(QMainWindow):
             viewer.destroyed.connect(lambda _=None, p=path: self._text_viewers.pop(p, None))
             viewer.open_original.connect(self.open_external)
             self._text_viewers[path] = viewer
+        viewer.setProperty("stamp", stamp)  # the file's version the text was read from
         viewer.show_text(path, text, hit.start, hit.end, hit.text)
         viewer.show()
         viewer.raise_()
@@ -854,6 +860,15 @@ class MainWindow(QMainWindow):
         self.hide()
         self.backend.shutdown()
         event.accept()
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    """A file's modification time and size, to tell whether it changed; None when it cannot be read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _local_paths(mime: Any) -> list[Path]:

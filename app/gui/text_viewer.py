@@ -110,6 +110,11 @@ class TextViewer(QWidget):
         return True
 
     @property
+    def text(self) -> str:
+        """The document's text shown."""
+        return self._text
+
+    @property
     def highlighted(self) -> str:
         """The text highlighted now ('' when none): for tests and accessibility."""
         marks = self.view.extraSelections()

@@ -626,6 +626,7 @@ def test_a_quote_from_a_document_without_pages_opens_its_text_at_the_quote_highl
     qtbot.waitUntil(lambda: viewer.view.textCursor().position() > 0, timeout=WAIT)
     shown = viewer.view.cursorRect()
     assert viewer.view.viewport().rect().contains(shown.center())  # scrolled to it
+    assert app.window.open_source(row.hit) is None and viewer.highlighted == row.quote.text  # unchanged: not re-read
     # Edited since it was indexed: the quote is found where it is now, or the viewer says it is gone.
     doc.write_text("# Kitchen\n\nNew rules.\n\nThe fridge is cleaned out every Friday at 16:00.\n", encoding="utf-8")
     qtbot.mouseClick(row, Qt.MouseButton.LeftButton)
