@@ -44,7 +44,6 @@ __all__ = [
 ]  # fmt: skip
 
 
-
 @dataclass(frozen=True)
 class IngestOptions:
     """Limits, chunking and parallelism settings for ingestion."""

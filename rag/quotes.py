@@ -168,13 +168,18 @@ def _exact_tokens(text: str) -> set[str]:
     return out
 
 
+def _unwrapped(hit: Hit) -> str:
+    """The passage's text with PDF soft wraps read as spaces (same length, so offsets hold)."""
+    return _SOFT_BREAK.sub(" ", hit.text) if hit.page is not None else hit.text
+
+
 def _passage_units(hit: Hit) -> list[tuple[int, int]]:
     """Sentence spans of a passage; PDF soft wraps are read as spaces (same length, so offsets hold).
 
     A line that ends with a colon introduces what follows ("…install it with:" then the command), so it
     is one unit with the next line: the quote then shows the command together with what it is for.
     """
-    text = _SOFT_BREAK.sub(" ", hit.text) if hit.page is not None else hit.text
+    text = _unwrapped(hit)
     spans = split_units(text)
     out: list[tuple[int, int]] = []
     i = 0
@@ -399,7 +404,7 @@ def _in_context(j: int, shown: Sequence[_Unit], units: Sequence[_Unit], hits: Se
     question often only restates it, and the answer is the sentence next to it."""
     u = units[j]
     hit = hits[u.passage - 1]
-    text = _SOFT_BREAK.sub(" ", hit.text) if hit.page is not None else hit.text
+    text = _unwrapped(hit)
 
     def same_paragraph(a: int, b: int) -> bool:
         return "\n" not in text[a - hit.start : b - hit.start]

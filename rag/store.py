@@ -149,7 +149,7 @@ class ChromaStore:
                 include=["documents", "metadatas", "distances"],
             )
         except Exception as exc:
-            raise _failure(f"Cannot search the index", exc) from exc
+            raise _failure("Cannot search the index", exc) from exc
         return [
             _hit(cid, text, meta, 1.0 - float(dist))
             for cid, text, meta, dist in zip(
@@ -162,7 +162,7 @@ class ChromaStore:
         try:
             return int(self._collection(workspace).count())
         except Exception as exc:
-            raise _failure(f"Cannot read the index", exc) from exc
+            raise _failure("Cannot read the index", exc) from exc
 
     def hits_by_id(self, workspace: str, ids: Sequence[str], vector: np.ndarray) -> dict[str, Hit]:
         """The chunks with these ids, scored by cosine similarity to a unit vector."""
@@ -173,7 +173,7 @@ class ChromaStore:
                 ids=list(ids), include=["documents", "metadatas", "embeddings"]
             )
         except Exception as exc:
-            raise _failure(f"Cannot read the index", exc) from exc
+            raise _failure("Cannot read the index", exc) from exc
         out = {}
         for cid, text, meta, emb in zip(res["ids"], res["documents"], res["metadatas"], res["embeddings"], strict=True):
             score = float(np.dot(np.asarray(emb, dtype=np.float32), vector))
@@ -189,7 +189,7 @@ class ChromaStore:
                 where={"source": {"$in": list(sources)}}, include=["documents", "metadatas"]
             )
         except Exception as exc:
-            raise _failure(f"Cannot read the index", exc) from exc
+            raise _failure("Cannot read the index", exc) from exc
         return [_hit(cid, t, m, 0.0) for cid, t, m in zip(res["ids"], res["documents"], res["metadatas"], strict=True)]
 
     def embeddings_of(self, workspace: str, source: str) -> list[tuple[str, str | None, np.ndarray]]:
@@ -199,7 +199,7 @@ class ChromaStore:
                 where={"source": source}, include=["documents", "metadatas", "embeddings"]
             )
         except Exception as exc:
-            raise _failure(f"Cannot read the index", exc) from exc
+            raise _failure("Cannot read the index", exc) from exc
         return [
             (t or "", m.get("heading") or None, np.asarray(e, dtype=np.float32))
             for t, m, e in zip(res["documents"], res["metadatas"], res["embeddings"], strict=True)

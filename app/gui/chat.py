@@ -160,8 +160,8 @@ _QUOTE_SHOWN = 700  # characters of a quote shown under an answer
 
 
 class QuoteRow(_PassageRow):
-    """A supporting quote under an answer: the document's own words and where they are; clicking opens it
-    there (a PDF at the page, with the quote's opening words highlighted)."""
+    """A supporting quote under an answer: the document's own words and where they are; clicking opens the
+    document there with the quote highlighted (a PDF at its page, any other document as its text)."""
 
     def __init__(self, quote: Quote, parent: QWidget | None = None) -> None:
         super().__init__("quoteRow", self.tr("Open {file} at this quote").format(file=quote.source), parent)

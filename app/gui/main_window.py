@@ -632,7 +632,7 @@ class MainWindow(QMainWindow):
             return None
         stamp = _file_stamp(path)
         viewer = self._text_viewers.get(path)
-        if viewer is not None and stamp is not None and viewer.property("stamp") == stamp:
+        if viewer is not None and stamp is not None and viewer.stamp == stamp:
             self._show_text(path, viewer.text, hit, stamp)  # unchanged since it was read: not read again
             return None
         job = self.backend.document_text(path)
@@ -655,7 +655,7 @@ class MainWindow(QMainWindow):
             viewer.destroyed.connect(lambda _=None, p=path: self._text_viewers.pop(p, None))
             viewer.open_original.connect(self.open_external)
             self._text_viewers[path] = viewer
-        viewer.setProperty("stamp", stamp)  # the file's version the text was read from
+        viewer.stamp = stamp
         viewer.show_text(path, text, hit.start, hit.end, hit.text)
         viewer.show()
         viewer.raise_()

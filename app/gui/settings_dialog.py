@@ -147,11 +147,11 @@ class SettingsDialog(QDialog):
             return
         note = policy.note()
         locked = []
-        from app.policy import API_SERVER, DATA_DIR
+        from app.policy import API_FORBIDDEN, API_SERVER, DATA_DIR
 
         if policy.is_locked(DATA_DIR):
             locked += [self.data_dir, browse]
-        if policy.is_locked(API_SERVER) and policy.api_server == "forbidden":
+        if policy.is_locked(API_SERVER) and policy.api_server == API_FORBIDDEN:
             self.server.setChecked(False)
             locked.append(self.server)
         for widget in locked:
@@ -230,8 +230,6 @@ class SettingsDialog(QDialog):
         self.prefs.api_server = self.server.isChecked()
         self.prefs.language = self.language.currentData() or ""
         self.prefs.sync()
-
-
 
 
 def _policy() -> Any:

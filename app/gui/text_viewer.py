@@ -51,6 +51,7 @@ class TextViewer(QWidget):
         self.resize(820, 900)
         self.path: Path | None = None
         self.span: tuple[int, int] | None = None  # the highlighted span, in Python string indices
+        self.stamp: tuple[int, int] | None = None  # the file's (mtime_ns, size) when its text was read
         self._text = ""
 
         bar = QHBoxLayout()

@@ -122,6 +122,15 @@ class App:
         self.window.ingest([folder])
         self.idle()
 
+    def settings(self):
+        """The settings dialog over this window, as its menu opens it."""
+        from app.gui.settings_dialog import SettingsDialog
+
+        w = self.window
+        dialog = SettingsDialog(w.prefs, w.backend, data_dir=w.backend.config.data_dir, parent=w)
+        self.qtbot.addWidget(dialog)
+        return dialog
+
     def answer(self, question: str):
         """Ask and wait for the answer; returns its card."""
         self.window.ask(question)
@@ -417,7 +426,6 @@ def test_dropping_a_gguf_adds_it_to_the_model_library(qtbot, tmp_path):
 
 
 def test_settings_preview_the_fit_and_apply(qtbot, tmp_path):
-    from app.gui.settings_dialog import SettingsDialog
     from tests.tinygguf import write_tiny_llama
 
     models = tmp_path / "data" / "models"
@@ -426,8 +434,7 @@ def test_settings_preview_the_fit_and_apply(qtbot, tmp_path):
     app = App(qtbot, tmp_path)
     app.idle()
     w = app.window
-    dialog = SettingsDialog(w.prefs, w.backend, data_dir=w.backend.config.data_dir, parent=w)
-    qtbot.addWidget(dialog)
+    dialog = app.settings()
     qtbot.waitUntil(lambda: dialog.model.findData("tiny-chat.gguf") >= 0, timeout=WAIT)
     dialog.model.setCurrentIndex(dialog.model.findData("tiny-chat.gguf"))
     dialog.ctx.setCurrentIndex(dialog.ctx.findData(2048))
@@ -546,7 +553,6 @@ def test_the_core_never_imports_qt():
 
 
 def test_settings_locked_by_the_administrator_are_read_only(qtbot, tmp_path, monkeypatch):
-    from app.gui.settings_dialog import SettingsDialog
     from tests.tinygguf import write_tiny_llama
 
     policy = tmp_path / "policy.toml"
@@ -561,9 +567,7 @@ def test_settings_locked_by_the_administrator_are_read_only(qtbot, tmp_path, mon
     write_tiny_llama(models / "other.gguf")
     app = App(qtbot, tmp_path)
     app.idle()
-    w = app.window
-    dialog = SettingsDialog(w.prefs, w.backend, data_dir=w.backend.config.data_dir, parent=w)
-    qtbot.addWidget(dialog)
+    dialog = app.settings()
     assert not dialog.data_dir.isEnabled() and str(policy) in dialog.data_dir.toolTip()
     assert not dialog.server.isEnabled() and not dialog.server.isChecked()
     qtbot.waitUntil(lambda: dialog.model.findData("tiny-chat.gguf") >= 0, timeout=WAIT)
