@@ -7,7 +7,6 @@ A run takes --questions FILE (default: the retrieval set; bench/data/quotes_held
 written after the aligner was tuned on the retrieval set); both take --quotes N and --in-context N, aligner
 settings other than the app's, to compare them on the same replies.
 
-
 Builds (or, with --reuse DIR, reuses) the workspace of bench/retrieval.py on the same corpus, then for
 every question of bench/data/retrieval_questions.json:
   - searches it (`Hearth.search`, k passages),
@@ -106,6 +105,7 @@ def run(
     from rag.quotes import align
     from rag.service import Hearth, HearthConfig
 
+    align_as_asked = functools.partial(align, **(aligner or {}))
     hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads, n_threads=threads))
     report, chunks, ingest_s = index_corpus(hearth, documents, questions, log=log)
     t0 = time.perf_counter()
@@ -120,8 +120,7 @@ def run(
     interrupted = False
     try:
         for i, q in enumerate(questions, 1):
-            row, detail = measure(hearth, q, answers.get(q.id, ()), k=k, texts=texts,
-                                  align=functools.partial(align, **(aligner or {})))
+            row, detail = measure(hearth, q, answers.get(q.id, ()), k=k, texts=texts, align=align_as_asked)
             rows.append(row)
             for name, seconds in detail["seconds"].items():
                 totals[name] += seconds
@@ -173,9 +172,7 @@ def measure(
         "answer_in_retrieved": any(contains_answer(h.text, gold) for h in hits),
         "answer_in_passages": any(contains_answer(h.text, gold) for h in answer.sources),
         "reply_contains": contains_answer(answer.text, gold),
-        "quote_contains": any(contains_answer(qt.text, gold) for qt in support.quotes),
-        "fallback": support.fallback,
-        "quote_chars": sum(len(qt.text) for qt in support.quotes),
+        **_quote_outcome(support, gold),
     }
     detail = {
         "id": q.id,
@@ -210,13 +207,19 @@ def replay(path: Path, *, data_dir: Path, threads: int | None = 2, aligner: dict
         hits = [Hit.from_json(p) for p in d["passages"]]
         support = align(d["reply"], d["question"], hits, embedder=embedder, **(aligner or {}))
         row = {key: d[key] for key in ("answer_in_retrieved", "answer_in_passages", "reply_contains")}
-        row["quote_contains"] = any(contains_answer(q.text, d["gold"]) for q in support.quotes)
-        row["fallback"] = support.fallback
-        row["quote_chars"] = sum(len(q.text) for q in support.quotes)
-        rows.append(row)
+        rows.append(row | _quote_outcome(support, d["gold"]))
     summary = summarise(rows)
     summary.update({"k": None, "interrupted": False, "replayed": str(path), "quote_offsets_exact": None})
     return summary
+
+
+def _quote_outcome(support: Any, gold: Sequence[str]) -> dict[str, Any]:
+    """What the shown quotes give: whether one holds the answer, whether they replaced the reply, their length."""
+    return {
+        "quote_contains": any(contains_answer(q.text, gold) for q in support.quotes),
+        "fallback": support.fallback,
+        "quote_chars": sum(len(q.text) for q in support.quotes),
+    }
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
