@@ -35,7 +35,6 @@ converting the embedder does not set the peak. The long run (make soak):
 from __future__ import annotations
 
 import argparse
-import ctypes
 import gc
 import json
 import random
@@ -307,12 +306,11 @@ def prepare_models(data_dir: Path, model: str | None, *, chat: bool) -> None:
 
 
 def malloc_trim() -> float | None:
-    """Give the allocator's free memory back to the system (glibc); the RSS afterwards, or None elsewhere."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        return None
-    return memory()[0]
+    """Give the allocator's free memory back to the system (as Hearth does after each ingest); the RSS
+    afterwards, or None where there is no glibc."""
+    from rag.service import release_free_memory
+
+    return memory()[0] if release_free_memory() else None
 
 
 # -- report ---------------------------------------------------------------------------------------------
