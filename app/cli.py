@@ -10,19 +10,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from app.config import hearth_config, requested_from_args
 from inference.errors import Cancelled, HearthError, UsageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def default_data_dir() -> Path:
-    """HEARTH_DATA_DIR, else the platform's user data folder."""
-    env = os.environ.get("HEARTH_DATA_DIR")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("hearth", appauthor=False))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,13 +76,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("action", nargs="?", choices=("list", "show", "export", "delete"), default="list")
     sp.add_argument("id", nargs="?", type=int, default=None, metavar="ID")
     common(sp)
-    sp = sub.add_parser("serve", help="serve the OpenAI-compatible local API (loopback only unless --host)")
-    sp.add_argument("--host", default="127.0.0.1", help="address to listen on; any but loopback needs an API key "
-                    "(default: %(default)s)")
+    sp = sub.add_parser("serve", help="serve the OpenAI-compatible local API (a key is required by default, "
+                                      "shown once; loopback only unless --host)")
+    sp.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     sp.add_argument("--port", type=int, default=8642, help="port (default: %(default)s)")
     sp.add_argument("--model", default=None, help="the chat model answers come from (default: the built-in one)")
     sp.add_argument("--ctx", type=int, default=4096, help="context size in tokens (default: %(default)s)")
     sp.add_argument("--new-key", action="store_true", help="replace the API key with a new one (shown once)")
+    sp.add_argument("--no-key", action="store_true",
+                    help="on loopback only: answer without an API key (refused where the policy requires one)")
     sp.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                     help="let web pages from ORIGIN call the API (repeatable; off by default)")
     common(sp, json_flag=False)
@@ -133,6 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (0 ok, 1 some inputs failed, 2 usage error)."""
+    # Everything Hearth writes (index, keyword index, conversations, logs, keys) is for this user alone.
+    os.umask(0o077)
     # Importing `inference` (above) already switched off the runtimes' telemetry and hub access.
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -176,14 +171,12 @@ def _gui(args: argparse.Namespace) -> int:
                          hint="Use the commands (hearth --help), run it in a desktop session, or add "
                               "QT_QPA_PLATFORM=offscreen for --screenshot.")
     try:
-        from app.gui import ScreenshotPlan, parse_size, run
+        from app.gui.launch import ScreenshotPlan, parse_size, run
     except ImportError as exc:  # PySide6 missing or a system library Qt needs is absent
         raise HearthError(f"The desktop app cannot start: {exc}.",
                           hint="pip install pyside6-essentials pyside6-pdf (and on Debian: apt-get install "
                                "libxcb-cursor0 libxkbcommon-x11-0 libegl1)") from exc
-    if args.threads is not None and args.threads < 1:
-        raise UsageError("--threads must be at least 1.")
-    threads = args.threads or (int(os.environ["HEARTH_THREADS"]) if os.environ.get("HEARTH_THREADS") else None)
+    requested = requested_from_args(args)  # checks --threads; the window adds its saved choices under these
     shot = None
     if args.screenshot is not None:
         try:
@@ -194,40 +187,10 @@ def _gui(args: argparse.Namespace) -> int:
                               during_ingest=args.during_ingest, size=size)
     elif args.add or args.ask or args.during_ingest:
         raise UsageError("--add, --ask and --during-ingest go with --screenshot.")
-    from app.policy import load_policy
     from rag.datalock import set_process_label
 
     set_process_label("hearth gui")  # how another process's refusal names this window
-    policy = load_policy()
-    data_dir = args.data_dir.expanduser() if args.data_dir else None
-    if policy.data_dir is not None:
-        data_dir = policy.check_data_dir(data_dir or _env_path("HEARTH_DATA_DIR"))
-    # The window reads the shared-office engines from the environment (see remote_engines).
-    for flag, env in (("chroma_url", "HEARTH_CHROMA_URL"), ("llm_url", "HEARTH_LLM_URL"), ("llm_model", "HEARTH_LLM_MODEL")):
-        if getattr(args, flag, None):
-            os.environ[env] = getattr(args, flag)
-    return run(data_dir=data_dir, workspace=args.workspace, threads=threads, screenshot=shot)
-
-
-def remote_engines(args: argparse.Namespace | None = None) -> dict[str, str | None]:
-    """The shared-office engines asked for by flags, else by HEARTH_* variables: HearthConfig keyword arguments.
-
-    Not yet checked against the policy: pass the config through `load_policy().apply(config)`.
-    """
-    def pick(flag: str, env: str) -> str | None:
-        return getattr(args, flag, None) or os.environ.get(env) or None
-
-    return {
-        "chroma_url": pick("chroma_url", "HEARTH_CHROMA_URL"),
-        "chroma_token": os.environ.get("HEARTH_CHROMA_TOKEN") or None,
-        "llm_url": pick("llm_url", "HEARTH_LLM_URL"),
-        "llm_model": pick("llm_model", "HEARTH_LLM_MODEL"),
-        "llm_api_key": os.environ.get("HEARTH_LLM_API_KEY") or None,
-    }
-
-
-def _env_path(name: str) -> Path | None:
-    return Path(os.environ[name]).expanduser() if os.environ.get(name) else None
+    return run(requested, workspace=args.workspace, screenshot=shot)
 
 
 def _print_error(exc: HearthError) -> None:
@@ -237,26 +200,10 @@ def _print_error(exc: HearthError) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from app.policy import load_policy
-    from rag.service import Hearth, HearthConfig
+    from rag.service import Hearth
 
-    if args.threads is not None and args.threads < 1:
-        raise UsageError("--threads must be at least 1.")
-    threads = args.threads or (int(os.environ["HEARTH_THREADS"]) if os.environ.get("HEARTH_THREADS") else None)
     # The administrator's policy wins over flags and variables; a conflict is an error, not a silent change.
-    args.policy = policy = load_policy()
-    data_dir = policy.check_data_dir(args.data_dir or _env_path("HEARTH_DATA_DIR")) or default_data_dir()
-    config = HearthConfig(
-        data_dir=data_dir.expanduser(),
-        chat_model=getattr(args, "model", None),
-        n_ctx=getattr(args, "ctx", 4096),
-        n_threads=threads,
-        embed_threads=threads,
-        embedder=getattr(args, "embedder_spec", None),
-        reranker_dir=Path(os.environ["HEARTH_RERANKER_DIR"]) if os.environ.get("HEARTH_RERANKER_DIR") else None,
-        **remote_engines(args),
-    )
-    hearth = Hearth(policy.apply(config))
+    hearth = Hearth(hearth_config(requested_from_args(args)))
     if args.command in _INDEX_COMMANDS:
         from rag.datalock import set_process_label
 
@@ -310,10 +257,9 @@ def _embedder(hearth, args: argparse.Namespace) -> int:
             check = f", mean cosine {i.check['mean_cosine']:.4f} to fp32" if i.check else ""
             print(f"{i.name}  [{i.key}]  {i.precision}{' built-in' if i.builtin else ''}{check}")
         return EXIT_OK
-    from inference.embedder import OnnxEmbedder, onnxruntime_distributions
+    from inference.embedder import onnxruntime_distributions
 
-    folder = models.embedder_dir(args.name or hearth.config.embedder, cache)
-    emb = OnnxEmbedder(folder, threads=hearth.config.embed_threads)
+    emb = hearth.embedder_named(args.name or hearth.config.embedder)
     import onnxruntime
 
     result = {
@@ -339,22 +285,9 @@ def _embedder(hearth, args: argparse.Namespace) -> int:
 
 
 def _serve(hearth, args: argparse.Namespace) -> int:
-    from app.policy import API_ALLOWED, api_server_config, load_policy
-    from app.server import serve_command, serve_forever
+    from app.server import serve_command
 
-    policy = getattr(args, "policy", None) or load_policy()
-    if policy.api_server == API_ALLOWED:
-        return serve_command(hearth, args)
-    config, key = api_server_config(policy, hearth.config.data_dir, host=args.host, port=args.port,
-                                    workspace=args.workspace, new_key=args.new_key, cors_origins=args.cors_origin)
-    if key is not None:
-        print(f"New API key (shown only this once; clients send it as 'Authorization: Bearer KEY'):\n{key}",
-              file=sys.stderr)
-    else:
-        print("The administrator's policy requires the API key made earlier, also on this machine "
-              "(lost it? `hearth serve --new-key` replaces it).", file=sys.stderr)
-    serve_forever(hearth, config)
-    return EXIT_OK
+    return serve_command(hearth, args)
 
 
 def _mcp(hearth, args: argparse.Namespace) -> int:
@@ -568,6 +501,9 @@ def _forget(hearth, args: argparse.Namespace) -> int:
     if not removed:
         print("hearth: nothing indexed under " + ", ".join(map(str, args.paths)), file=sys.stderr)
         return EXIT_FAILED
+    if hearth.last_redacted:
+        print(f"Their passages were also taken out of {hearth.last_redacted} answer(s) in stored conversations.",
+              file=sys.stderr)
     return EXIT_OK
 
 

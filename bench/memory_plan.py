@@ -5,7 +5,7 @@
 For every available real chat model (the built-in ones that are installed, plus each --model), and
 every context size, the script plans the model's memory with `inference.budget.plan_memory` (header
 only), loads it with llama.cpp on this machine (CPU, as Hearth does by default), reads back the buffers
-llama.cpp reported (`inference.llamalog`), and prints planned against actual per component, with the
+llama.cpp reported (`inference.offload`), and prints planned against actual per component, with the
 relative error (planned − actual) / actual. `--synthetic` adds tiny random-weight models of three
 architectures (llama, qwen2, gemma3 with sliding-window layers) written by tests/fixtures/ggufs.py.
 
@@ -67,7 +67,7 @@ def measure(name: str, path: Path, n_ctx: int, threads: int, options: dict[str, 
     import llama_cpp
 
     from inference.budget import plan_memory
-    from inference.llamalog import capture_llama_log, compare, parse_load_log
+    from inference.offload import capture_llama_log, compare, parse_load_log
 
     plan = plan_memory(path, n_ctx=n_ctx, swa_full=options.get("swa_full", True))
     t0 = time.perf_counter()

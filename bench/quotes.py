@@ -390,7 +390,7 @@ class DocumentTexts:
     def span(self, source: str, start: int, end: int) -> str | None:
         """The document's text from start to end (None when the document cannot be read)."""
         if source not in self._texts:
-            from inference.errors import LoadError
+            from rag.errors import LoadError
             from rag.loaders import full_text, load
 
             try:

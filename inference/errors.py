@@ -3,9 +3,7 @@
     HearthError            str() is the sentence a user reads; .hint says what to do about it
     ├── ModelError         a model file is missing, corrupt, or fails to load or run
     ├── EmbedderError      the embedding runtime cannot start or run
-    ├── LoadError          one document could not be read (the batch goes on)
-    ├── StoreError         the vector store cannot be opened or written
-    │   └── IndexDamaged   its files can no longer be read (rebuilt from the keyword index)
+    ├── (rag.errors)       the errors of documents and the index: LoadError, StoreError, IndexDamaged
     ├── UsageError         the caller asked for something impossible (bad workspace name, bad k)
     │   └── DataDirInUse   another process has the data folder open
     └── Cancelled          the user stopped the work; shown as no dialog
@@ -31,22 +29,6 @@ class ModelError(HearthError):
 
 class EmbedderError(HearthError):
     """The embedding runtime cannot start or run."""
-
-
-class LoadError(HearthError):
-    """One document could not be read; `kind` names why (corrupt, encrypted, empty, ...)."""
-
-    def __init__(self, message: str, *, kind: str = "corrupt", hint: str | None = None) -> None:
-        super().__init__(message, hint=hint)
-        self.kind = kind
-
-
-class StoreError(HearthError):
-    """The vector store cannot be opened, read or written."""
-
-
-class IndexDamaged(StoreError):
-    """The local vector index cannot be read any more (a forced stop mid-write); it can be rebuilt."""
 
 
 class UsageError(HearthError):

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from inference.llm import ChatModel, ContextOverflow, Message
+from inference.chat import ChatModel, Message
+from inference.llm import ContextOverflow
 from rag.loaders import HEADING_SEPARATOR
 from rag.quotes import Support
 from rag.store import Hit
@@ -332,7 +333,7 @@ def answer(
         if on_token is not None:
             on_token(NOTHING_FOUND)
         return Answer(NOTHING_FOUND, [], [], {"total": time.perf_counter() - t0})
-    count_prompt = getattr(model, "count_prompt", None) or _rough_prompt_counter(model)
+    count_prompt = model.count_prompt
     n_ctx = model.n_ctx
     for attempt in range(2):
         prompt = build_prompt(
@@ -371,19 +372,8 @@ def answer(
         "turns_given": len(prompt.history),
         "turns_dropped": prompt.dropped_turns,
     }
-    model_usage = getattr(model, "last_usage", None)
-    if isinstance(model_usage, dict):
-        usage.update({k: int(v) for k, v in model_usage.items() if k in ("cached_tokens", "completion_tokens")})
+    usage.update({k: int(v) for k, v in model.last_usage.items() if k in ("cached_tokens", "completion_tokens")})
     cited = cited_numbers(text, len(prompt.passages))
     supported = [] if cited else supporting_passages(text, question, prompt.passages)
     return Answer(text, list(prompt.passages), cited, timings, usage, supported=supported)
-
-
-def _rough_prompt_counter(model: ChatModel) -> Callable[[list[Message]], int]:
-    """For models that cannot count a whole prompt: the contents plus a few tokens per message."""
-
-    def count(messages: list[Message]) -> int:
-        return sum(model.count_tokens(m["content"]) + 8 for m in messages) + 8
-
-    return count
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from inference.errors import StoreError
+from rag.errors import StoreError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunks (

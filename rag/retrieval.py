@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from inference.errors import UsageError
 from rag.lexical import query_terms
-from rag.store import HybridStore, Hit
+from rag.store import DocumentIndex, Hit
 
 if TYPE_CHECKING:
     from inference.embedder import Embedder
@@ -64,7 +64,7 @@ def retrieve(
     *,
     workspace: str,
     embedder: Embedder,
-    store: HybridStore,
+    store: DocumentIndex,
     done: set[str],
     k: int,
     options: RetrievalOptions = RetrievalOptions(),

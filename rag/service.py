@@ -15,22 +15,26 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inference.errors import HearthError, IndexDamaged, StoreError, UsageError
-from inference.llm import ChatModel
+from inference.chat import ChatModel, ChatModelDefaults
+from inference.errors import HearthError, UsageError
 from rag.answer import Answer, Turn, answer, fixed_messages
-from rag.evaluate import SelfTestReport, self_test
-from rag.ingest import IngestOptions, IngestReport, Progress, forget, ingest
+from rag.components import (embedder_folder, load_chat_model, load_embedder, load_reranker, open_document_index,
+                            resolve_chat_model)
+from rag.config import HearthConfig, model_allowed
+from rag.errors import IndexDamaged, StoreError
+from rag.ingest import IngestReport, Progress, forget, ingest
 from rag.manifest import DocumentRecord, Manifest
-from rag.lexical import LexicalIndex
 from rag.quotes import align
-from rag.retrieval import CrossEncoderReranker, Reranker, RetrievalOptions, contextualize, retrieve
-from rag.store import ChromaStore, Hit, HybridStore, VectorStore
+from rag.retrieval import Reranker, contextualize, retrieve
+from rag.self_test import SelfTestReport, self_test
+from rag.store import DocumentIndex, Hit
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from inference.budget import MemoryPlan
     from inference.embedder import Embedder
-    from inference.library import LibraryModel, ModelLibrary
+    from inference.model_library import LibraryModel, ModelLibrary
     from rag.conversations import ConversationStore
     from rag.datalock import DataDirClaim
     from rag.repair import RepairReport
@@ -38,88 +42,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 DEFAULT_WORKSPACE = "default"
-
-
-@dataclass(frozen=True)
-class HearthConfig:
-    """Where Hearth keeps its data and how it runs its models."""
-
-    data_dir: Path
-    chat_model: str | None = None  # a registry name or a path to a .gguf file; None = the default model
-    n_ctx: int = 4096  # tokens of context the chat model is loaded with
-    n_threads: int | None = None  # llama.cpp threads; None = one per physical core
-    n_gpu_layers: int | None = None  # layers offloaded to the GPU; None = as many as the memory plan fits
-    embed_threads: int | None = None  # ONNX Runtime intra-op threads; None = all cores
-    # An embedder name ("all-MiniLM-L6-v2", "bge-small-en-v1.5", "NAME:fp32") or a workspace's recorded key.
-    # None: each workspace keeps the model it was indexed with; new workspaces get the default (int8).
-    # Ingesting with a different one re-embeds the whole workspace; searching with one is refused.
-    embedder: str | None = None
-    min_score: float = 0.2  # passages scoring below this cosine similarity are not relevant
-    ingest: IngestOptions = field(default_factory=IngestOptions)
-    retrieval: RetrievalOptions = field(default_factory=RetrievalOptions)
-    reranker_dir: Path | None = None  # a cross-encoder ONNX folder (model.onnx + tokenizer.json), if any
-    max_passage_tokens: int | None = 800  # passages given to the chat model, at most (a CPU reads ~100 tokens/s)
-    unload_below: int = 512 << 20  # bytes of free memory under which `release_if_memory_low` unloads the model
-    models_folder: Path | None = None  # the models folder when not DATA_DIR/models (an administrator's policy)
-    allowed_models: tuple[str, ...] | None = None  # chat models that may be used (see model_allowed); None = any
-    # Shared-office mode: a Chroma server holds the index, an OpenAI-compatible server answers.
-    chroma_url: str | None = None  # http://HOST:PORT of `chroma run`; None = the local index
-    chroma_token: str | None = field(default=None, repr=False)  # sent as a bearer token
-    llm_url: str | None = None  # base URL of an OpenAI-compatible server (…/v1); None = the in-process model
-    llm_model: str | None = None  # the model name asked of it; None = the first it lists
-    llm_api_key: str | None = field(default=None, repr=False)
-
-    @property
-    def cache_dir(self) -> Path:
-        """Converted embedders and assembled model files."""
-        return self.data_dir / "cache"
-
-    @property
-    def models_dir(self) -> Path:
-        """The folder where users put their own GGUF models."""
-        return self.models_folder or self.data_dir / "models"
-
-    @property
-    def index_dir(self) -> Path:
-        """This machine's manifest and keyword index: DATA_DIR, or a folder per shared Chroma server."""
-        if not self.chroma_url:
-            return self.data_dir
-        from rag.remote_store import shared_folder_name
-
-        return self.data_dir / "shared" / shared_folder_name(self.chroma_url)
-
-
-def model_allowed(name: str, allowed: Sequence[str]) -> bool:
-    """Whether a chat model is on an allow-list: its built-in name, or its file name (with or without .gguf).
-
-    Paths are never allowed by name, so only built-in models and files in the models folder qualify.
-    """
-    if "/" in name or "\\" in name:
-        return False
-    return name in allowed or (name.endswith(".gguf") and name[: -len(".gguf")] in allowed) or f"{name}.gguf" in allowed
-
-
-def resolve_chat_model(model: str | None, config: HearthConfig) -> Path:
-    """A GGUF path from a built-in model name (prepared in the cache), a file in the models folder, or a path;
-    under a policy's allowed models, only those, and never a path outside the models folder."""
-    from inference.models import CHAT_MODELS, DEFAULT_CHAT_MODEL, chat_model_path
-
-    name = model or DEFAULT_CHAT_MODEL
-    allowed = config.allowed_models
-    if allowed is not None and not model_allowed(name, allowed):
-        raise UsageError(f"The model {name!r} is not allowed on this machine by the administrator's policy.",
-                         hint="Allowed: " + ", ".join(allowed))
-    if name in CHAT_MODELS:
-        return chat_model_path(name, config.cache_dir)
-    candidates = (Path(name).expanduser(), config.models_dir / name)
-    for candidate in candidates[1:] if allowed is not None else candidates:
-        if candidate.is_file():
-            return candidate
-    raise UsageError(
-        f"No model called {name!r}: not a built-in model, not a file in {config.models_dir}, "
-        "not a path to a .gguf file.",
-        hint="Built-in models: " + ", ".join(sorted(CHAT_MODELS)),
-    )
 
 
 def release_free_memory() -> bool:
@@ -154,7 +76,7 @@ class Hearth:
         config: HearthConfig,
         *,
         embedder: Embedder | None = None,
-        store: VectorStore | None = None,
+        store: DocumentIndex | None = None,
         chat_model: ChatModel | None = None,
     ) -> None:
         self.config = config
@@ -176,30 +98,40 @@ class Hearth:
         self._unclaim: weakref.finalize | None = None
         self._own_store = False
         self.last_repair: RepairReport | None = None  # the last rebuild of a damaged vector index, if any
+        self.last_redacted = 0  # answers in stored conversations the last `forget` took passages out of
+        self.notices: list[str] = []  # what making the data folder private changed, for a front end to show
+        self._data_dir_ready = False
 
     # Parts, made lazily so `hearth sources` never loads a model.
+    def _open_data_dir(self) -> None:
+        """Make the data folder private before anything is written in it (once; UsageError if it cannot be)."""
+        with self._lock:
+            if not self._data_dir_ready:
+                from rag.datalock import secure_data_dir
+
+                self.notices = secure_data_dir(self.config.data_dir)
+                for notice in self.notices:
+                    log.warning("%s", notice)
+                self._data_dir_ready = True
+
     @property
     def manifest(self) -> Manifest:
         """The document manifest."""
         with self._lock:
             if self._manifest is None:
+                self._open_data_dir()
+                self.config.index_dir.mkdir(parents=True, exist_ok=True)
                 self._manifest = Manifest(self.config.index_dir / "manifest.sqlite")
             return self._manifest
 
     @property
-    def store(self) -> VectorStore:
-        """The vector store."""
+    def store(self) -> DocumentIndex:
+        """The document index: this machine's, or the office's shared one (rag.components chooses)."""
         with self._lock:
-            if self._store is None and self.config.chroma_url:
-                from rag.remote_store import open_shared_store
-
-                self._store = open_shared_store(self.config.chroma_url, self.config.index_dir,
-                                                token=self.config.chroma_token)
             if self._store is None:
+                self._open_data_dir()
                 self.claim_data_dir()  # ChromaDB's files must never be open in two processes
-                self._store = HybridStore(
-                    ChromaStore(self.config.data_dir / "index"), LexicalIndex(self.config.data_dir / "lexical.sqlite")
-                )
+                self._store = open_document_index(self.config)
                 self._own_store = True
             return self._store
 
@@ -241,51 +173,51 @@ class Hearth:
             bound = self.manifest.workspace_embedder(check_workspace(workspace))
             return self._load_embedder(self.config.embedder or bound)
 
+    def embedder_named(self, spec: str | None) -> Embedder:
+        """The ONNX embedder a name or a workspace's recorded key stands for (None: the default), loaded once."""
+        with self._lock:
+            return self._load_embedder(spec)
+
     def _load_embedder(self, spec: str | None) -> Embedder:
         """Load (once) the ONNX embedder that `spec` names; see HearthConfig.embedder."""
-        from inference.embedder import OnnxEmbedder
-        from inference.models import embedder_dir
-
-        folder = embedder_dir(spec, self.config.cache_dir)
+        folder = embedder_folder(spec, self.config)
         if folder.name not in self._embedders:
-            self._embedders[folder.name] = OnnxEmbedder(folder, threads=self.config.embed_threads)
+            self._embedders[folder.name] = load_embedder(folder, self.config)
         return self._embedders[folder.name]
 
     @property
     def chat_model(self) -> ChatModel:
         """The chat model, loaded on first use (see `warm_up` to load it ahead of the first question)."""
         with self._model_lock:
-            if self._chat_model is None and self.config.llm_url:
-                from inference.remote import OpenAIChatModel
-
-                self._chat_model = OpenAIChatModel(self.config.llm_url, model=self.config.llm_model,
-                                                   api_key=self.config.llm_api_key, n_ctx=self.config.n_ctx)
             if self._chat_model is None:
-                from inference.llm import LlamaCppModel
-
-                path = self.resolve_model_path(self.config.chat_model)
-                layers = self.config.n_gpu_layers
-                if layers is None:
-                    layers = self.plan_gpu_layers(path)
-                self._chat_model = LlamaCppModel(
-                    path, n_ctx=self.config.n_ctx, n_threads=self.config.n_threads, n_gpu_layers=layers
-                )
+                loaded = load_chat_model(self.config)
+                self._chat_model, self.memory_plan = loaded.model, loaded.plan
             return self._chat_model
 
-    def plan_gpu_layers(self, path: Path) -> int:
-        """How many layers to offload: as many as the memory plan says fit this machine's best GPU."""
-        from inference.hardware import detect
-
-        try:
-            self.memory_plan = detect().plan(path, n_ctx=self.config.n_ctx)
-        except HearthError as exc:
-            log.warning("no memory plan for %s (%s); running on the CPU", path.name, exc)
-            return 0
-        return self.memory_plan.n_gpu_layers
+    def load_chat_model(self, name: str) -> ChatModel:
+        """A newly loaded chat model from the library (not the service's own), e.g. for an API request naming
+        another model; under the policy's allowed models, its GPU layers planned like the service's own."""
+        return load_chat_model(self.config, name).model
 
     def resolve_model_path(self, model: str | None) -> Path:
         """A GGUF path from a registry name, a file in the models folder, or a path (see resolve_chat_model)."""
         return resolve_chat_model(model, self.config)
+
+    def model_to_plan(self, name: str | None) -> Path | None:
+        """The GGUF a hardware plan is for, without preparing a built-in model (that happens when it loads);
+        None when there is none to plan for (the model is missing, or answers come from a shared server)."""
+        from inference.models import CHAT_MODELS, DEFAULT_CHAT_MODEL
+
+        if self.config.llm_url and name is None:
+            return None
+        key = name or self.config.chat_model or DEFAULT_CHAT_MODEL
+        try:
+            if key in CHAT_MODELS:
+                entry = next((m for m in self.library.models() if m.key == key), None)
+                return entry.path if entry is not None else None
+            return self.resolve_model_path(key)
+        except HearthError:  # a model that cannot be found means no plan, not a failure
+            return None
 
     # The service API.
     def ingest(
@@ -321,7 +253,7 @@ class Hearth:
     def check_index(self, workspace: str = DEFAULT_WORKSPACE) -> RepairReport | None:
         """Read the local vector index once; when it is damaged, rebuild it (returns the report, else None)."""
         store = self.store
-        if not isinstance(store, HybridStore) or not self._own_store:
+        if not store.local or not self._own_store:
             return None  # a store passed in, or a shared Chroma server
         try:
             store.count(check_workspace(workspace))
@@ -335,7 +267,7 @@ class Hearth:
 
         with self._lock:
             store = self.store
-            if not isinstance(store, HybridStore) or not self._own_store:
+            if not store.local or not self._own_store:
                 raise StoreError("Only Hearth's own local index can be rebuilt (a Chroma server repairs its own).")
             store.vectors, report = rebuild_vector_index(
                 self.config.data_dir / "index", lexical=store.lexical, manifest=self.manifest,
@@ -349,7 +281,7 @@ class Hearth:
         try:
             return run()
         except IndexDamaged:
-            if not self._own_store:
+            if not self._own_store or not self.store.local:
                 raise
             log.warning("The vector index is damaged; rebuilding it from the keyword index.")
             self.repair_index()
@@ -372,9 +304,6 @@ class Hearth:
             return []
         embedder = _QueryEmbedder(self._check_embedder(workspace))
         store = self.store
-        if not isinstance(store, HybridStore):  # a plain vector store passed in: dense ranking only
-            vector = embedder.embed([query])[0]
-            return [h for h in store.query(workspace, vector, k=k * 3 + 10) if h.source in done][:k]
         store.sync_lexical(workspace, done)
         options = replace(self.config.retrieval, mode=mode or self.config.retrieval.mode)
         # Only chunks of documents whose indexing finished count; interrupted ones are filtered out.
@@ -387,11 +316,8 @@ class Hearth:
     def reranker(self) -> Reranker | None:
         """The cross-encoder reranker, when a folder for one is configured."""
         with self._lock:
-            if self._reranker is None and self.config.reranker_dir is not None:
-                from inference.reranker import OnnxCrossEncoder
-
-                scorer = OnnxCrossEncoder(self.config.reranker_dir, threads=self.config.embed_threads)
-                self._reranker = CrossEncoderReranker(scorer)
+            if self._reranker is None:
+                self._reranker = load_reranker(self.config)
             return self._reranker
 
     def ask(
@@ -415,8 +341,7 @@ class Hearth:
         """
         t0 = time.perf_counter()
         workspace = check_workspace(workspace)
-        if self._chat_model is None and not self.config.llm_url:
-            self.resolve_model_path(self.config.chat_model)  # a bad --model is an error even with no hits
+        self._check_chat_model()  # a bad --model is an error even with no hits
         conv = self.conversations.require(conversation, workspace) if conversation is not None else None
         if conv is not None:
             turns = conv.history()
@@ -462,6 +387,7 @@ class Hearth:
             if self._conversations is None:
                 from rag.conversations import ConversationStore
 
+                self._open_data_dir()
                 self._conversations = ConversationStore(self.config.data_dir / "conversations.sqlite")
             return self._conversations
 
@@ -474,7 +400,7 @@ class Hearth:
         """The chat models available: built-in, in the models folder, and added by path."""
         with self._lock:
             if self._library is None:
-                from inference.library import ModelLibrary
+                from inference.model_library import ModelLibrary
 
                 self._library = ModelLibrary(self.config.models_dir, self.config.cache_dir)
             return self._library
@@ -490,8 +416,7 @@ class Hearth:
         A later question then starts from the cached instructions. A model that cannot be found is
         reported here at once; one that fails to load is reported to the question that needs it.
         """
-        if self._chat_model is None and not getattr(self.config, "llm_url", None):
-            self.resolve_model_path(self.config.chat_model)  # also joins a split built-in model, once
+        self._check_chat_model()  # also joins a split built-in model, once
         with self._lock:
             if self._warming is None or (not self._warming.is_alive() and self._chat_model is None):
                 self._warming = threading.Thread(target=self._warm, name="hearth-warm-up", daemon=True)
@@ -502,10 +427,7 @@ class Hearth:
 
     def _warm(self) -> None:
         try:
-            model = self.chat_model
-            prefill = getattr(model, "prefill", None)
-            if prefill is not None:
-                prefill(fixed_messages())
+            self.chat_model.prefill(fixed_messages())
         except Exception:  # noqa: BLE001 - reported by the request that needs the model
             pass
 
@@ -515,9 +437,7 @@ class Hearth:
             model, self._chat_model = self._chat_model, None
         if model is None:
             return False
-        close = getattr(model, "close", None)
-        if close is not None:
-            close()
+        model.close()
         return True
 
     def release_if_memory_low(self) -> bool:
@@ -543,11 +463,11 @@ class Hearth:
         workspace = check_workspace(workspace)
         if not 1 <= n <= 1000:
             raise UsageError(f"The number of questions must be between 1 and 1000, not {n}.")
-        store = self.store
-        if not isinstance(store, HybridStore):
-            raise UsageError("The self-test needs Hearth's own document index.")
-        store.sync_lexical(workspace, self.manifest.done_sources(workspace))
-        return self_test(self, workspace=workspace, n=n, k=k, seed=seed, progress=progress, cancel=cancel)
+        done = self._done_sources(workspace)
+        self.store.sync_lexical(workspace, done)
+        rows = [r for r in self.store.keyword_rows(workspace) if r.source in done]
+        return self_test(rows, search=lambda q: self.search(q, k=k, workspace=workspace),
+                         model=lambda: self.chat_model, n=n, k=k, seed=seed, progress=progress, cancel=cancel)
 
     def sources(self, *, workspace: str = DEFAULT_WORKSPACE) -> list[DocumentRecord]:
         """Every document the workspace knows, with its status."""
@@ -559,7 +479,7 @@ class Hearth:
         Read in a worker process under the same caps as indexing (size, time, memory), so a document
         that changed into something hostile since it was indexed costs only that process.
         """
-        from inference.errors import LoadError
+        from rag.errors import LoadError
         from rag.loaders import full_text
         from rag.parse_pool import ParseJob, ParsePool
 
@@ -574,8 +494,52 @@ class Hearth:
         raise LoadError(f"{Path(path).name} could not be read.")
 
     def forget(self, paths: Iterable[Path], *, workspace: str = DEFAULT_WORKSPACE) -> list[str]:
-        """Remove documents (or all under folders) from a workspace; returns what was removed."""
-        return forget(list(paths), workspace=check_workspace(workspace), store=self.store, manifest=self.manifest)
+        """Remove documents (or all under folders) from a workspace, and their passages and quotes from its
+        stored conversations (`last_redacted` says from how many answers); returns what was removed."""
+        workspace = check_workspace(workspace)
+        removed = forget(list(paths), workspace=workspace, store=self.store, manifest=self.manifest)
+        self.last_redacted = self.conversations.redact_sources(workspace, removed) if removed else 0
+        return removed
+
+    def reindex(
+        self,
+        sources: Sequence[str],
+        *,
+        workspace: str = DEFAULT_WORKSPACE,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> IngestReport:
+        """Drop indexed documents' passages and read them again; UsageError (nothing dropped) when one is gone."""
+        workspace = check_workspace(workspace)
+        missing = [s for s in sources if not Path(s).exists()]
+        if missing:
+            raise UsageError(f"{Path(missing[0]).name} no longer exists, so it cannot be read again.",
+                             hint="Remove it from the library instead.")
+        paths = [Path(s) for s in sources]
+        self.forget(paths, workspace=workspace)
+        return self.ingest(paths, workspace=workspace, progress=progress, cancel=cancel)
+
+    def delete_workspace(self, workspace: str) -> list[str]:
+        """Remove every document of a workspace from the index, and its stored conversations; returns the documents."""
+        workspace = check_workspace(workspace)
+        sources = [d.source for d in self.sources(workspace=workspace)]
+        removed = self.forget([Path(s) for s in sources], workspace=workspace) if sources else []
+        self.conversations.delete_workspace(workspace)
+        return removed
+
+    def add_model(self, path: Path, *, progress: Callable[[float], None] | None = None,
+                  cancel: Callable[[], bool] | None = None) -> Path:
+        """Put a GGUF file into the models folder (a hard link where possible, else a cancellable copy)."""
+        return self.library.import_file(path, progress=progress, cancel=cancel)
+
+    def export_conversation(self, conv_id: int, path: Path) -> Path:
+        """Write a stored conversation as Markdown (with each answer's sources and quotes) to `path`."""
+        text = self.conversations.export_markdown(conv_id)
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"Cannot write {path}: {exc.strerror}.") from exc
+        return Path(path)
 
     def watch(
         self,
@@ -615,9 +579,12 @@ class Hearth:
 
     def _done_sources(self, workspace: str) -> set[str]:
         """Fully indexed documents: on a shared Chroma server those any machine finished, else this machine's."""
-        if self.config.chroma_url:
-            return self.store.shared_sources(workspace)  # type: ignore[attr-defined]
-        return self.manifest.done_sources(workspace)
+        return self.store.finished_sources(workspace, self.manifest)
+
+    def _check_chat_model(self) -> None:
+        """Refuse a chat model that cannot be found before any work is done (no-op once one is loaded)."""
+        if self._chat_model is None and not self.config.llm_url:
+            self.resolve_model_path(self.config.chat_model)
 
     def _check_embedder(self, workspace: str) -> Embedder:
         """The workspace's embedder, refusing one that differs from the model that indexed it."""
@@ -639,10 +606,7 @@ class Hearth:
         sources = [r.source for r in self.manifest.documents(workspace)]
         forget([Path(s) for s in sources], workspace=workspace, store=self.store, manifest=self.manifest)
         # The collection itself remembers the old vector size (and may hold chunks of interrupted files).
-        vectors = getattr(self.store, "vectors", self.store)  # HybridStore keeps its ChromaStore there
-        drop = getattr(vectors, "drop_workspace", None)
-        if drop is not None:
-            drop(workspace)
+        self.store.drop_workspace(workspace)
         self.manifest.rebind_workspace(workspace, embedder=embedder.name, dim=embedder.dim)
         return [Path(s) for s in sources]
 
@@ -663,7 +627,7 @@ class _QueryEmbedder:
         return self._embedder.count_tokens(text)
 
 
-class _NoModel:
+class _NoModel(ChatModelDefaults):
     """Stands in for the chat model when there is nothing to answer from, so none is loaded."""
 
     name = "none"

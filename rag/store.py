@@ -1,4 +1,5 @@
-"""The vector store: one ChromaDB collection per workspace, vectors always supplied by Hearth."""
+"""The document index: one ChromaDB collection per workspace (vectors always supplied by Hearth) and the keyword
+index beside it; `DocumentIndex` is what the service needs of either this machine's or the office's shared one."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from inference.errors import IndexDamaged, StoreError
+from rag.errors import IndexDamaged, StoreError
 from rag.chunking import Chunk
 from rag.lexical import LexicalIndex, LexicalRow
+from rag.manifest import Manifest
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +54,7 @@ class Hit:
 
 
 class VectorStore(Protocol):
-    """What the rest of Hearth needs from a vector store."""
+    """What ingestion needs from a vector store: a document's chunks replaced or deleted, nearest chunks, a count."""
 
     def replace_document(
         self, workspace: str, source: str, chunks: Sequence[Chunk], vectors: np.ndarray, *, version: str
@@ -63,6 +65,35 @@ class VectorStore(Protocol):
     def query(self, workspace: str, vector: np.ndarray, *, k: int) -> list[Hit]: ...
 
     def count(self, workspace: str) -> int: ...
+
+
+class DocumentIndex(VectorStore, Protocol):
+    """What the service needs from a document index; this machine's (`HybridStore`) and the office's shared
+    one (`rag.shared_store.SharedHybridStore`) implement all of it, so the service never asks which it has."""
+
+    local: bool  # this machine's own files: the data folder is claimed for it, and it can be rebuilt if damaged
+
+    def finished_sources(self, workspace: str, manifest: Manifest) -> set[str]:
+        """The documents whose indexing finished, the only ones search may show."""
+        ...
+
+    def sync_lexical(self, workspace: str, sources: set[str]) -> None:
+        """Bring the keyword index in line with the finished documents."""
+        ...
+
+    def lexical_query(self, workspace: str, text: str, *, k: int) -> list[Hit]: ...
+
+    def hits_by_id(self, workspace: str, ids: Sequence[str], vector: np.ndarray) -> dict[str, Hit]: ...
+
+    def embeddings_of(self, workspace: str, source: str) -> list[tuple[str, str | None, np.ndarray]]: ...
+
+    def keyword_rows(self, workspace: str) -> list[LexicalRow]:
+        """Every passage in the keyword index (the self-test samples them)."""
+        ...
+
+    def drop_workspace(self, workspace: str) -> None:
+        """Remove the workspace's collection itself (its vector size goes with it)."""
+        ...
 
 
 def collection_name(workspace: str) -> str:
@@ -275,7 +306,10 @@ def _opt_int(value: Any) -> int | None:
 
 
 class HybridStore:
-    """The vector store and the keyword index written together, so both always hold the same chunks."""
+    """This machine's document index: the vector store and the keyword index written together, so both always
+    hold the same chunks (a `DocumentIndex`)."""
+
+    local = True
 
     def __init__(self, vectors: ChromaStore, lexical: LexicalIndex) -> None:
         self.vectors = vectors
@@ -309,6 +343,18 @@ class HybridStore:
     def embeddings_of(self, workspace: str, source: str) -> list[tuple[str, str | None, np.ndarray]]:
         """(text, heading, vector) of a document's stored chunks."""
         return self.vectors.embeddings_of(workspace, source)
+
+    def finished_sources(self, workspace: str, manifest: Manifest) -> set[str]:
+        """The documents this machine finished indexing (the manifest's done-marks)."""
+        return manifest.done_sources(workspace)
+
+    def keyword_rows(self, workspace: str) -> list[LexicalRow]:
+        """Every passage in the keyword index."""
+        return list(self.lexical.all_rows(workspace))
+
+    def drop_workspace(self, workspace: str) -> None:
+        """Remove the workspace's vector collection (its documents were forgotten first)."""
+        self.vectors.drop_workspace(workspace)
 
     def lexical_query(self, workspace: str, text: str, *, k: int) -> list[Hit]:
         """The k best chunks by BM25 (score is the BM25 score, higher is better)."""

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
+from inference.chat import ChatModelDefaults
 from inference.errors import Cancelled
 
 _WORD = re.compile(r"\w+")
@@ -37,7 +38,7 @@ class HashEmbedder:
         return out
 
 
-class ScriptedModel:
+class ScriptedModel(ChatModelDefaults):
     """A chat model that replies with fixed text, one word per piece, and records its prompts."""
 
     name = "scripted"

@@ -188,8 +188,11 @@ def test_api_server_serves_over_loopback_only(cli_run, tmp_path):
         while not (m := re.search(r"Hearth API on (http://127\.0\.0\.1:\d+/v1)", err.read_text())):
             assert proc.poll() is None and time.monotonic() < deadline, err.read_text()
             time.sleep(0.2)
+        key = re.search(r"^(hearth-\S+)$", err.read_text(), re.M)  # a key is required by default, shown once
+        assert key, err.read_text()
+        headers = {"Connection": "close", "Authorization": f"Bearer {key.group(1)}"}
         # A connection per request, so that each shows as an accept() in the trace.
-        with httpx.Client(base_url=m.group(1), timeout=600, headers={"Connection": "close"}) as client:
+        with httpx.Client(base_url=m.group(1), timeout=600, headers=headers) as client:
             models = client.get("/models").json()
             assert {"hearth-rag", "hearth-embed"} <= {x["id"] for x in models["data"]}
             emb = client.post("/embeddings", json={"model": "hearth-embed", "input": ["meal allowance"]}).json()

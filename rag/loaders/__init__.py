@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 
 SEPARATOR = "\n\n"
 

@@ -6,7 +6,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 from rag.loaders import Limits, empty_error, unreadable_error
 
 # Password-protected OOXML files are not zips at all but OLE compound files holding an EncryptedPackage.

@@ -6,7 +6,7 @@ import csv
 import io
 from pathlib import Path
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 from rag.loaders import DEFAULT_LIMITS, Limits, Section, TextBuilder, build_sections, read_bytes
 from rag.loaders.text import text_from_bytes
 from rag.loaders.xlsx import rows_as_text

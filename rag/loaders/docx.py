@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 from rag.loaders import DEFAULT_LIMITS, HEADING_SEPARATOR, Limits, Section, TextBuilder, build_sections
 from rag.loaders.archive import open_checked
 

@@ -7,7 +7,7 @@ import email.policy
 from email.message import EmailMessage
 from pathlib import Path
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 from rag.loaders import DEFAULT_LIMITS, Limits, Section, TextBuilder, build_sections, full_text, read_bytes
 from rag.loaders.text import decode, text_from_bytes
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 from rag.loaders import CELL_SEPARATOR, DEFAULT_LIMITS, HEADING_SEPARATOR, Limits, Section, build_sections, read_bytes
 from rag.loaders.text import text_from_bytes
 

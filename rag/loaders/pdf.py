@@ -9,7 +9,7 @@ from pathlib import Path
 import pypdfium2
 import pypdfium2.raw as pdfium_c
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 from rag.loaders import (
     DEFAULT_LIMITS, HEADING_SEPARATOR, Limits, Section, build_sections, empty_error, too_many_pages, unreadable_error,
 )

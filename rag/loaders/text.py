@@ -6,7 +6,7 @@ import codecs
 import re
 from pathlib import Path
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 from rag.loaders import DEFAULT_LIMITS, Limits, Section, build_sections, read_bytes
 
 _BOMS: tuple[tuple[bytes, str], ...] = (

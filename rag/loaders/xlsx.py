@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 from rag.loaders import DEFAULT_LIMITS, Limits, Section, TextBuilder, build_sections, too_many_pages
 from rag.loaders.archive import open_checked
 

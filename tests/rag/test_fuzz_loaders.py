@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 from rag.loaders import _REGISTRY, LOAD_ERROR_KINDS, Section, load
 from tests.hostile_corpus import MUTATIONS, mutate, seed_files
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fpdf import FPDF
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 from rag.loaders import LOAD_ERROR_KINDS, SUPPORTED_SUFFIXES, Section, full_text, load
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import docx
 import openpyxl
 import pytest
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 from rag.loaders import LOAD_ERROR_KINDS, SUPPORTED_SUFFIXES, Limits, Section, full_text, load
 from rag.loaders.text import decode
 from tests.rag.make_docs import ODT_NS, write_docx, write_eml, write_odt, write_pptx, write_xlsx

@@ -198,7 +198,7 @@ def test_section_numbers_are_not_sentences_and_a_section_opening_with_this_names
 
 
 def test_document_text_is_the_text_quote_offsets_point_into(hearth, tmp_path):
-    from inference.errors import LoadError
+    from rag.errors import LoadError
 
     q = "What should I do if my laptop is stolen?"
     s = align("Call the IT service desk at extension 4400.", q, hearth.search(q), embedder=hearth.embedder)

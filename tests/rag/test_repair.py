@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from inference.errors import IndexDamaged
+from rag.errors import IndexDamaged
 from rag.ingest import IngestOptions
 from rag.repair import _forget_open_clients
 from rag.service import Hearth, HearthConfig

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from inference.errors import Cancelled
 
 if TYPE_CHECKING:
-    from rag.service import Hearth
+    from inference.chat import ChatModel
+    from rag.lexical import LexicalRow
     from rag.store import Hit
 
 QUESTION_PROMPT = (
@@ -65,22 +66,22 @@ def _same_passage(hit: Hit, source: str, start: int, end: int) -> bool:
 
 
 def self_test(
-    hearth: Hearth,
+    rows: Sequence[LexicalRow],
     *,
-    workspace: str,
+    search: Callable[[str], list[Hit]],
+    model: Callable[[], ChatModel],
     n: int = 20,
     k: int = 5,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> SelfTestReport:
-    """Sample `n` passages, have the chat model write a question for each, and rank them by retrieval."""
-    store = hearth.store
-    done = hearth.manifest.done_sources(workspace)
-    rows = [r for r in store.lexical.all_rows(workspace) if r.source in done and len(r.text.split()) >= 12]
+    """Sample `n` of the finished passages `rows`, have the chat model (loaded by `model()` when needed) write
+    a question for each, and rank each question's passage with `search` (k passages)."""
+    rows = [r for r in rows if len(r.text.split()) >= 12]
     sample = random.Random(seed).sample(rows, min(n, len(rows)))
     report = SelfTestReport(k=k)
-    model = hearth.chat_model if sample else None
+    chat = model() if sample else None
     for i, row in enumerate(sample):
         if cancel is not None and cancel():
             raise Cancelled("Self-test stopped.")
@@ -90,9 +91,9 @@ def self_test(
             {"role": "system", "content": QUESTION_PROMPT},
             {"role": "user", "content": row.text[:1500]},
         ]
-        text = "".join(model.stream(messages, max_tokens=60, cancel=cancel)).strip()  # type: ignore[union-attr]
+        text = "".join(chat.stream(messages, max_tokens=60, cancel=cancel)).strip()  # type: ignore[union-attr]
         question = (text.splitlines() or [""])[0].strip().strip('"') or row.text[:80]
-        hits = hearth.search(question, k=k, workspace=workspace)
+        hits = search(question)
         rank = next((j for j, h in enumerate(hits, 1) if _same_passage(h, row.source, row.start, row.end)), None)
         report.items.append(SelfTestItem(row.source, row.page, row.heading, question, rank))
     if progress is not None:

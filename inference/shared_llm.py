@@ -25,14 +25,16 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from inference.chat import ChatModelDefaults
 from inference.errors import Cancelled, ModelError
-from inference.llm import ContextOverflow, Message, _safe
+from inference.chat import Message
+from inference.llm import ContextOverflow, _safe
 
 _CONTEXT_WORDS = ("context", "too long", "exceed", "maximum", "n_ctx")
 _ENGINES = {"llamacpp": "llama.cpp server", "vllm": "vLLM", "me": "llama-cpp-python server"}
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(ChatModelDefaults):
     """A chat model answered by an OpenAI-compatible HTTP server; thread-safe."""
 
     def __init__(

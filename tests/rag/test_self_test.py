@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import pytest
 
+from inference.chat import ChatModelDefaults
 from inference.errors import UsageError
 from rag.service import Hearth, HearthConfig
 from tests.fakes import HashEmbedder
 
 
-class EchoQuestionModel:
+class EchoQuestionModel(ChatModelDefaults):
     """Writes a 'question' from the passage's first words, as a model would paraphrase it."""
 
     name = "echo"

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from inference.errors import ModelError, UsageError
-from inference.library import ModelLibrary, read_model_card
+from inference.model_library import ModelLibrary, read_model_card
 from tests.fixtures.chat_ggufs import write_chatml_llama, write_gemma, write_qwen2_plain
 
 

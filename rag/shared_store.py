@@ -26,12 +26,12 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from inference.errors import StoreError
+from rag.errors import StoreError
 from rag.chunking import Chunk
+from rag.manifest import Manifest
 from rag.lexical import LexicalIndex, LexicalRow
 from rag.store import ChromaStore, Hit, HybridStore, collection_name
 
-_DOC_RECORD_TTL = 2.0  # seconds a read of the document records is reused within one search
 
 
 def connect_chroma(url: str, *, token: str | None = None) -> Any:
@@ -71,17 +71,24 @@ def shared_folder_name(url: str) -> str:
     return f"{label}-{hashlib.sha256(url.strip().rstrip('/').encode()).hexdigest()[:8]}"
 
 
-def open_shared_store(url: str, folder: Path, *, token: str | None = None) -> SharedHybridStore:
-    """The hybrid store of shared-office mode: chunks on the server, the keyword cache in `folder`."""
+def open_shared_store(url: str, folder: Path, *, token: str | None = None,
+                      refresh_seconds: float = 2.0) -> SharedHybridStore:
+    """The hybrid store of shared-office mode: chunks on the server, the keyword cache in `folder`.
+
+    The server's list of finished documents is read again after `refresh_seconds` (within that time, one
+    read serves every search: other machines' changes show up after it).
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    return SharedHybridStore(SharedChromaStore(connect_chroma(url, token=token)), LexicalIndex(folder / "lexical.sqlite"))
+    return SharedHybridStore(SharedChromaStore(connect_chroma(url, token=token), refresh_seconds=refresh_seconds),
+                             LexicalIndex(folder / "lexical.sqlite"))
 
 
 class SharedChromaStore(ChromaStore):
     """A ChromaStore on a server that also records, per workspace, which documents are complete."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, *, refresh_seconds: float = 2.0) -> None:
         super().__init__(client=client)
+        self.refresh_seconds = refresh_seconds
         self._records: dict[str, Any] = {}
         self._cache: dict[str, tuple[float, dict[str, str]]] = {}
         self._cache_lock = threading.Lock()
@@ -129,7 +136,7 @@ class SharedChromaStore(ChromaStore):
         """Complete documents on the server, source → version (read at most every couple of seconds)."""
         with self._cache_lock:
             cached = self._cache.get(workspace)
-            if cached is not None and time.monotonic() - cached[0] < _DOC_RECORD_TTL:
+            if cached is not None and time.monotonic() - cached[0] < self.refresh_seconds:
                 return dict(cached[1])
         try:
             res = self._record_collection(workspace).get(include=["metadatas"])
@@ -177,14 +184,15 @@ class SharedHybridStore(HybridStore):
     """The hybrid store over a shared server, whose keyword index follows the server's document records."""
 
     vectors: SharedChromaStore
+    local = False
 
     def __init__(self, vectors: SharedChromaStore, lexical: LexicalIndex) -> None:
         super().__init__(vectors, lexical)
         self._versions: dict[str, dict[str, str]] = {}  # workspace → source → version16 in the keyword index
         self._sync_lock = threading.Lock()
 
-    def shared_sources(self, workspace: str) -> set[str]:
-        """Documents complete on the server, indexed by any machine."""
+    def finished_sources(self, workspace: str, manifest: Manifest) -> set[str]:
+        """Documents complete on the server, indexed by any machine (this machine's manifest is not asked)."""
         return set(self.vectors.documents(workspace))
 
     def replace_document(

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from inference.errors import StoreError
+from rag.errors import StoreError
 from rag.ingest import IngestOptions
-from rag.remote_store import SharedHybridStore, connect_chroma, shared_folder_name
+from rag.shared_store import SharedHybridStore, connect_chroma, shared_folder_name
 from rag.service import Hearth, HearthConfig
 from rag.store import ChromaStore, collection_name
 from tests.fakes import HashEmbedder
@@ -60,9 +60,10 @@ def chroma_url(tmp_path_factory) -> Iterator[str]:
         proc.wait(30)
 
 
-def machine(root: Path, url: str) -> Hearth:
-    """One office PC: its own data folder, the shared index."""
-    return Hearth(HearthConfig(data_dir=root, chroma_url=url, ingest=IngestOptions(workers=0)), embedder=HashEmbedder())
+def machine(root: Path, url: str, *, refresh: float = 2.0) -> Hearth:
+    """One office PC: its own data folder, the shared index (the server's document list re-read after `refresh` s)."""
+    config = HearthConfig(data_dir=root, chroma_url=url, ingest=IngestOptions(workers=0), shared_refresh_seconds=refresh)
+    return Hearth(config, embedder=HashEmbedder())
 
 
 def write_docs(folder: Path) -> Path:
@@ -89,7 +90,7 @@ def test_ingest_and_search_live_on_the_server(chroma_url, tmp_path):
 
 def test_a_second_machine_finds_what_the_first_indexed(chroma_url, tmp_path):
     docs = write_docs(tmp_path / "docs")
-    a, b = machine(tmp_path / "pc-a", chroma_url), machine(tmp_path / "pc-b", chroma_url)
+    a, b = machine(tmp_path / "pc-a", chroma_url), machine(tmp_path / "pc-b", chroma_url, refresh=0.0)
     a.ingest([docs], workspace="ws-share")
     hits = b.search("stolen laptop", k=1, workspace="ws-share")
     assert hits and hits[0].source.endswith("laptops.md")
@@ -99,20 +100,18 @@ def test_a_second_machine_finds_what_the_first_indexed(chroma_url, tmp_path):
     # A changes a document: B sees the new text, not the old, in both rankings.
     (docs / "travel.md").write_text("# Travel\n\nThe daily meal allowance abroad is 75 euros since June.\n")
     assert a.ingest([docs], workspace="ws-share").updated == 1
-    time.sleep(2.1)  # B re-reads the server's document list at most every two seconds
     for mode in ("hybrid", "lexical", "dense"):
         texts = [h.text for h in b.search("meal allowance abroad", k=3, workspace="ws-share", mode=mode)]
         assert any("75 euros" in t for t in texts) and not any("60 euros" in t for t in texts), (mode, texts)
 
     # A forgets a document: B stops finding it.
     a.forget([docs / "laptops.md"], workspace="ws-share")
-    time.sleep(2.1)
     assert all(not h.source.endswith("laptops.md") for h in b.search("stolen laptop", k=3, workspace="ws-share"))
 
 
 def test_a_document_half_written_by_another_machine_is_not_shown(chroma_url, tmp_path):
     docs = write_docs(tmp_path / "docs")
-    a, b = machine(tmp_path / "pc-a", chroma_url), machine(tmp_path / "pc-b", chroma_url)
+    a, b = machine(tmp_path / "pc-a", chroma_url), machine(tmp_path / "pc-b", chroma_url, refresh=0.0)
     a.ingest([docs], workspace="ws-crash")
     source = str((docs / "travel.md").resolve())
     # Another machine wrote chunks of a new version and died before recording it (no document record).
@@ -122,7 +121,6 @@ def test_a_document_half_written_by_another_machine_is_not_shown(chroma_url, tmp
                   index=0)
     vectors = HashEmbedder().embed([chunk.text])
     ChromaStore.replace_document(a.store.vectors, "ws-crash", source, [chunk], vectors, version="f" * 64)
-    time.sleep(2.1)
     query = HashEmbedder().embed(["meal allowance abroad"])[0]
     assert any("99 euros" in h.text for h in ChromaStore.query(b.store.vectors, "ws-crash", query, k=5))  # on the server
     texts = [h.text for h in b.search("meal allowance abroad", k=5, workspace="ws-crash", mode="dense")]

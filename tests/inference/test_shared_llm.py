@@ -20,7 +20,7 @@ import pytest
 
 from inference.errors import Cancelled, ModelError
 from inference.llm import ContextOverflow
-from inference.remote import OpenAIChatModel, _sse_events
+from inference.shared_llm import OpenAIChatModel, _sse_events
 from tests.tinygguf import write_tiny_llama
 
 ROOT = Path(__file__).resolve().parents[2]

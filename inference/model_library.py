@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from inference.errors import ModelError, UsageError
+from inference.errors import Cancelled, ModelError, UsageError
 from inference.ggufinfo import read_gguf_info  # noqa: F401  (re-exported: a quick "is this a readable GGUF")
 
 log = logging.getLogger(__name__)
@@ -170,6 +172,42 @@ class ModelLibrary:
             raise ModelError(entry.error)
         self._write_added([p for p in self._added() if p != path] + [path])
         return entry
+
+    def import_file(self, path: Path, *, progress: Callable[[float], None] | None = None,
+                    cancel: Callable[[], bool] | None = None) -> Path:
+        """Put a GGUF into the models folder: a hard link where possible, else a copy (`progress` gets the share
+        copied, `cancel` stops it and leaves nothing behind). A file that is not a readable GGUF is refused
+        before gigabytes are copied; a different file of the same name already there is never replaced."""
+        path = Path(path).expanduser()
+        read_model_card(path)
+        self.models_dir.mkdir(parents=True, exist_ok=True)
+        target = self.models_dir / path.name
+        if target.exists():
+            if target.resolve() == path.resolve() or target.stat().st_size == path.stat().st_size:
+                return target
+            raise UsageError(f"The models folder already has a different {path.name}.",
+                             hint="Rename the file and add it again.")
+        try:
+            os.link(path, target)
+            return target
+        except OSError:
+            pass
+        part = target.with_name(target.name + ".part")
+        total, done = max(1, path.stat().st_size), 0
+        try:
+            with path.open("rb") as src, part.open("wb") as dst:
+                while block := src.read(16 << 20):
+                    if cancel is not None and cancel():
+                        raise Cancelled("Copying the model stopped.")
+                    dst.write(block)
+                    done += len(block)
+                    if progress is not None:
+                        progress(done / total)
+            part.replace(target)
+        finally:
+            part.unlink(missing_ok=True)
+        shutil.copystat(path, target)
+        return target
 
     def remove(self, path: Path) -> bool:
         """Forget a file added by path (the file itself stays); True if it was in the library."""

@@ -1,0 +1,144 @@
+"""The one place that builds Hearth's parts from its configuration: the document index, the embedders, the
+chat model and the reranker. `Hearth` (rag/service.py) owns what these return; no front end builds a part.
+
+Each part has one local implementation and, where an office shares one, a shared one chosen by the
+configuration: the index on this machine (ChromaDB + the keyword index) or on the office's Chroma server;
+the chat model in this process (llama.cpp) or on the office's OpenAI-compatible server.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from inference.errors import HearthError, UsageError
+from rag.config import HearthConfig, model_allowed
+
+if TYPE_CHECKING:
+    from inference.budget import MemoryPlan
+    from inference.chat import ChatModel
+    from inference.embedder import Embedder
+    from rag.retrieval import Reranker
+    from rag.store import DocumentIndex
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LoadedChatModel:
+    """A chat model and, when Hearth chose its GPU layers, the memory plan it followed."""
+
+    model: ChatModel
+    plan: MemoryPlan | None = None
+
+
+def open_document_index(config: HearthConfig) -> DocumentIndex:
+    """The document index the configuration names: the office's Chroma server, else this machine's own."""
+    if config.chroma_url:
+        from rag.shared_store import open_shared_store
+
+        return open_shared_store(config.chroma_url, config.index_dir, token=config.chroma_token,
+                                 refresh_seconds=config.shared_refresh_seconds)
+    from rag.lexical import LexicalIndex
+    from rag.store import ChromaStore, HybridStore
+
+    return HybridStore(ChromaStore(config.data_dir / "index"), LexicalIndex(config.data_dir / "lexical.sqlite"))
+
+
+def embedder_folder(spec: str | None, config: HearthConfig) -> Path:
+    """The converted model folder an embedder name or a workspace's recorded key stands for."""
+    from inference.models import embedder_dir
+
+    return embedder_dir(spec, config.cache_dir)
+
+
+def load_embedder(folder: Path, config: HearthConfig) -> Embedder:
+    """An ONNX Runtime embedder over a converted model folder (on the GPU where a provider really works)."""
+    from inference.embedder import OnnxEmbedder
+
+    prepare_gpus()
+    return OnnxEmbedder(folder, threads=config.embed_threads)
+
+
+def resolve_chat_model(model: str | None, config: HearthConfig) -> Path:
+    """A GGUF path from a built-in model name (prepared in the cache), a file in the models folder, or a path.
+
+    The models folder is looked in before a relative path in the working directory, so a file there cannot
+    stand in for a model of the same name. Under a policy's allowed models, only those, and never a path.
+    """
+    from inference.models import CHAT_MODELS, DEFAULT_CHAT_MODEL, chat_model_path
+
+    name = model or DEFAULT_CHAT_MODEL
+    allowed = config.allowed_models
+    if allowed is not None and not model_allowed(name, allowed):
+        raise UsageError(f"The model {name!r} is not allowed on this machine by the administrator's policy.",
+                         hint="Allowed: " + ", ".join(allowed))
+    if name in CHAT_MODELS:
+        return chat_model_path(name, config.cache_dir)
+    candidates = [config.models_dir / name] if "/" not in name and "\\" not in name else []
+    if allowed is None:
+        candidates.append(Path(name).expanduser())
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise UsageError(
+        f"No model called {name!r}: not a built-in model, not a file in {config.models_dir}, "
+        "not a path to a .gguf file.",
+        hint="Built-in models: " + ", ".join(sorted(CHAT_MODELS)),
+    )
+
+
+def plan_gpu_layers(path: Path, config: HearthConfig) -> tuple[int, MemoryPlan | None]:
+    """GPU layers for a model: the configured number, else as many as the memory plan fits this machine's GPU.
+
+    `HearthConfig.n_gpu_layers is None` is the one meaning of "automatic" (the settings' AUTO, `hw`'s plan).
+    """
+    if config.n_gpu_layers is not None:
+        return config.n_gpu_layers, None
+    from inference.hardware import detect
+
+    prepare_gpus()  # before detect(): probing the runtimes loads llama.cpp's GPU backend in this process
+
+    try:
+        plan = detect().plan(path, n_ctx=config.n_ctx)
+    except HearthError as exc:
+        log.warning("no memory plan for %s (%s); running on the CPU", path.name, exc)
+        return 0, None
+    return plan.n_gpu_layers, plan
+
+
+def load_chat_model(config: HearthConfig, model: str | None = None) -> LoadedChatModel:
+    """The chat model: the office's inference server when configured, else a GGUF loaded by llama.cpp
+    (`model`, else the configured one) with its GPU layers planned."""
+    if config.llm_url and model is None:
+        from inference.shared_llm import OpenAIChatModel
+
+        return LoadedChatModel(OpenAIChatModel(config.llm_url, model=config.llm_model, api_key=config.llm_api_key,
+                                               n_ctx=config.n_ctx))
+    from inference.llm import LlamaCppModel
+
+    prepare_gpus()
+    path = resolve_chat_model(model if model is not None else config.chat_model, config)
+    layers, plan = plan_gpu_layers(path, config)
+    return LoadedChatModel(LlamaCppModel(path, n_ctx=config.n_ctx, n_threads=config.n_threads, n_gpu_layers=layers),
+                           plan)
+
+
+def load_reranker(config: HearthConfig) -> Reranker | None:
+    """The cross-encoder reranker, when a folder for one is configured."""
+    if config.reranker_dir is None:
+        return None
+    from inference.reranker import OnnxCrossEncoder
+    from rag.retrieval import CrossEncoderReranker
+
+    return CrossEncoderReranker(OnnxCrossEncoder(config.reranker_dir, threads=config.embed_threads))
+
+
+def prepare_gpus() -> None:
+    """Before a GPU runtime starts in this process: hide a GPU that ROCm cannot use next to one it can
+    (the user's own ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES / overrides always win; a few ms)."""
+    from inference.gpu_select import hide_unusable_gpus
+
+    hide_unusable_gpus()
