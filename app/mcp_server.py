@@ -83,7 +83,18 @@ def build_mcp(hearth: Hearth, *, workspace: str = DEFAULT_WORKSPACE) -> Any:
 
 
 def mcp_command(hearth: Hearth, args: Any) -> int:
-    """`hearth mcp`: serve the tools over stdin/stdout until the client closes them."""
+    """`hearth mcp`: serve the tools over stdin/stdout until the client closes them.
+
+    Refused (PolicyError) where the administrator's policy forbids the API server (`api.server =
+    "forbidden"`): MCP hands the same documents to other programs.
+    """
+    from app.policy import API_FORBIDDEN, PolicyError, load_policy
+
+    policy = getattr(args, "policy", None) or load_policy()
+    if policy.api_server == API_FORBIDDEN:
+        raise PolicyError("The administrator's policy does not allow serving Hearth's documents to other programs "
+                          "on this machine (api.server = \"forbidden\"), so `hearth mcp` cannot run.",
+                          hint=f"Policy: {policy.source}.")
     server = build_mcp(hearth, workspace=args.workspace)
     print(f"Hearth MCP server on stdio (workspace {args.workspace!r}).", file=sys.stderr)
     server.run("stdio")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +38,7 @@ class ApiError(Exception):
 
 
 def translate(exc: BaseException) -> ApiError:
-    """The API error for any exception raised while serving a request."""
+    """The API error for any exception raised while serving a request; its message names no local path."""
     if isinstance(exc, ApiError):
         return exc
     if isinstance(exc, Cancelled):
@@ -51,7 +52,32 @@ def translate(exc: BaseException) -> ApiError:
 
 
 def _with_hint(exc: HearthError) -> str:
-    return f"{exc} {exc.hint}" if exc.hint else str(exc)
+    """The sentence and its hint, with every local path cut to its last part (the API's callers need not
+    learn the machine's folders or user names; the server's own log keeps the full message)."""
+    text = f"{exc} {exc.hint}" if exc.hint else str(exc)
+    scrubbed = scrub_paths(text)
+    if scrubbed != text:
+        log.info("API error (paths hidden from the client): %s", text)
+    return scrubbed
+
+
+# A path in quotes may hold spaces; a bare one ends at a space. Either starts at `/`, `~/` or `C:\`, right
+# after the start of the text, a space or an opening quote or bracket (so URLs and "and/or" are left alone).
+_QUOTED_PATH = re.compile(r"""(['"`])((?:~|[A-Za-z]:)?[/\\][^'"`\n]*)\1""")
+_BARE_PATH = re.compile(r"""(?:(?<=^)|(?<=[\s(\[<=]))(?:~|[A-Za-z]:)?[/\\][^\s'"`)\]>]*""")
+
+
+def scrub_paths(text: str) -> str:
+    """`text` with every absolute path (POSIX, `~/…` or Windows) replaced by its last part, e.g. `model.gguf`."""
+
+    def last(path: str) -> str:
+        trailing = len(path) - len(path.rstrip(".,;:!?"))  # a sentence's own punctuation stays after the name
+        core, tail = path[: len(path) - trailing], path[len(path) - trailing :]
+        name = re.split(r"[/\\]", core.rstrip("/\\"))[-1]
+        return (name or "…") + tail
+
+    text = _QUOTED_PATH.sub(lambda m: m.group(1) + last(m.group(2)) + m.group(1), text)
+    return _BARE_PATH.sub(lambda m: last(m.group(0)), text)
 
 
 def error_response(exc: ApiError) -> Any:

@@ -20,8 +20,9 @@ API for front ends (the CLI and the server use it already; the GUI reads it the 
     policy.apply(config)                  # a HearthConfig with every locked value put in (raises on conflicts)
     policy.check_data_dir(requested)      # the data folder to use; PolicyError if the user asked for another
     policy.check_remote(chroma_url, llm_url)  # the shared engines to use; PolicyError if not allowed
-    api_server_config(policy, data_dir, host=…)  # the API switch: (ServerConfig, new key or None); "key-only"
-                                          # makes loopback need the key too, "forbidden" raises PolicyError
+    api_server_config(policy, data_dir, host=…)  # the API switch: (ServerConfig, new key or None); the key is
+                                          # required on loopback too; "key-only" also refuses no_key=True,
+                                          # "forbidden" raises PolicyError
 
 Setting names (stable strings for `is_locked` and `locked()`): DATA_DIR, MODELS_DIR, CHAT_MODEL
 (the choice is restricted to `allowed_models`), MAX_FILE_SIZE, API_SERVER, CHROMA_URL, LLM_URL, LLM_MODEL,
@@ -197,26 +198,22 @@ class Policy:
 
 
 def api_server_config(policy: Policy, data_dir: Path, *, host: str = "127.0.0.1", port: int = 8642,
-                      workspace: str = "default", new_key: bool = False,
+                      workspace: str = "default", new_key: bool = False, no_key: bool = False,
                       cors_origins: Sequence[str] = ()) -> tuple[Any, str | None]:
     """The API server's config under the policy, and a new key when one was made (show it once).
 
-    Like app.server.secure_config, but "forbidden" raises PolicyError and "key-only" requires the key on
-    loopback too. The CLI's `hearth serve` uses it; the GUI's API switch should too.
+    A key is required on every address, loopback included (made on first use); `no_key` serves without
+    one on loopback only. "forbidden" raises PolicyError, and so does `no_key` under "key-only". Both
+    `hearth serve` and the GUI's API switch use it; the key rules are app.api_auth.secure_config's.
     """
-    from app.api_keys import KEY_FILE_NAME, ApiKeyFile, key_digest
-    from app.server import secure_config
+    from app.api_auth import secure_config
 
     policy.check_api_server()
-    config, key = secure_config(data_dir, host=host, port=port, workspace=workspace, new_key=new_key,
-                                cors_origins=cors_origins)
-    if policy.api_server == API_KEY_ONLY and config.api_key_sha256 is None:
-        if key is not None:
-            digest = key_digest(key)
-        else:
-            digest, key = ApiKeyFile(Path(data_dir) / KEY_FILE_NAME).ensure()
-        config = replace(config, api_key_sha256=digest)
-    return config, key
+    if no_key and policy.api_server == API_KEY_ONLY:
+        raise PolicyError("The administrator's policy requires the API key on every address, so --no-key "
+                          "cannot be used.", hint=f"Leave out --no-key (policy: {policy.source}).")
+    return secure_config(data_dir, host=host, port=port, workspace=workspace, new_key=new_key, no_key=no_key,
+                         cors_origins=tuple(cors_origins))
 
 
 def policy_path(env: Mapping[str, str] | None = None, *, system: Path | None = None) -> Path | None:

@@ -212,25 +212,51 @@ def test_a_broken_policy_stops_the_cli_with_the_reason(tmp_path, monkeypatch, ca
 
 def test_serve_is_refused_when_the_api_is_forbidden(tmp_path, monkeypatch, capsys):
     write_policy(tmp_path, '[api]\nserver = "forbidden"\n', monkeypatch)
-    assert main(["serve", "--port", "0"]) == 2
+    assert main(["--data-dir", str(tmp_path / "data"), "serve", "--port", "0"]) == 2
     assert "does not allow the API server" in capsys.readouterr().err
+    assert main(["--data-dir", str(tmp_path / "data"), "serve", "--port", "0", "--no-key"]) == 2
 
 
-def test_key_only_makes_loopback_need_the_key(tmp_path):
+def test_mcp_is_refused_when_the_api_is_forbidden(tmp_path, monkeypatch, capsys):
+    write_policy(tmp_path, '[api]\nserver = "forbidden"\n', monkeypatch)
+    assert main(["--data-dir", str(tmp_path / "data"), "mcp"]) == 2
+    err = capsys.readouterr().err
+    assert "`hearth mcp` cannot run" in err and str(tmp_path / "policy.toml") in err
+
+
+def test_serve_no_key_is_refused_under_key_only(tmp_path, monkeypatch, capsys):
+    import app.server
+
+    served = []
+    monkeypatch.setattr(app.server, "serve_forever", lambda hearth, config: served.append(config))
+    write_policy(tmp_path, '[api]\nserver = "key-only"\n', monkeypatch)
+    assert main(["--data-dir", str(tmp_path / "data"), "serve", "--no-key"]) == 2
+    assert "requires the API key on every address" in capsys.readouterr().err and served == []
+    assert main(["--data-dir", str(tmp_path / "data"), "serve"]) == 0
+    assert served[0].api_key_sha256 is not None
+
+
+def test_the_api_switch_requires_a_key_on_loopback_by_default_and_key_only_refuses_going_without(tmp_path):
     from starlette.testclient import TestClient
 
     from app.server import create_app
 
     hearth = Hearth(HearthConfig(data_dir=tmp_path), embedder=HashEmbedder(), chat_model=ScriptedModel("hi"))
-    open_config, _ = api_server_config(Policy(), tmp_path)
-    assert open_config.api_key_sha256 is None  # no policy: loopback needs no key
-    config, key = api_server_config(Policy(source=tmp_path / "p", api_server=API_KEY_ONLY), tmp_path)
-    assert key and config.api_key_sha256
+    # No policy: what the GUI's API switch gets is the same as `hearth serve`'s: a key, made now, shown once.
+    config, key = api_server_config(Policy(), tmp_path, port=0)
+    assert key and key.startswith("hearth-") and config.api_key_sha256 and config.host == "127.0.0.1"
     with TestClient(create_app(hearth, config), base_url="http://127.0.0.1") as client:
         assert client.get("/v1/models").status_code == 401
         assert client.get("/v1/models", headers={"Authorization": f"Bearer {key}"}).status_code == 200
-    again, none = api_server_config(Policy(source=tmp_path / "p", api_server=API_KEY_ONLY), tmp_path)
+    again, none = api_server_config(Policy(), tmp_path)
     assert none is None and again.api_key_sha256 == config.api_key_sha256  # the stored key stays
+    open_config, none = api_server_config(Policy(), tmp_path, no_key=True)
+    assert none is None and open_config.api_key_sha256 is None  # going without is asked for, on loopback
+    key_only = Policy(source=tmp_path / "p", api_server=API_KEY_ONLY)
+    same, none = api_server_config(key_only, tmp_path)
+    assert none is None and same.api_key_sha256 == config.api_key_sha256
+    with pytest.raises(PolicyError, match="--no-key"):
+        api_server_config(key_only, tmp_path, no_key=True)
     with pytest.raises(PolicyError):
         api_server_config(Policy(source=tmp_path / "p", api_server=API_FORBIDDEN), tmp_path)
 
@@ -242,6 +268,7 @@ def test_hearth_serve_under_key_only_policy_rejects_requests_without_the_key(tmp
     policy = write_policy(tmp_path, '[api]\nserver = "key-only"\n')
     env = dict(os.environ, HEARTH_POLICY=str(policy), HEARTH_DATA_DIR=str(tmp_path / "data"))
     proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", "0"], cwd=ROOT, env=env,
+                            stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         lines: list[str] = []

@@ -1,14 +1,14 @@
-"""The local API on a real uvicorn server on a free loopback port, driven by the unmodified `openai` client."""
+"""The local API on a real uvicorn server on a free loopback port, driven by the unmodified `openai` client.
+
+The shared server requires its key, as every `hearth serve` does by default; the key rules themselves, the
+CLI's flags and a real `hearth serve` process are tested in test_api_auth.py.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import os
-import re
-import stat
-import subprocess
-import sys
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -20,18 +20,19 @@ import pytest
 openai = pytest.importorskip("openai")
 httpx = pytest.importorskip("httpx")
 
-from app.api_keys import ApiKeyFile, is_loopback, key_digest, needs_api_key  # noqa: E402
+from app.api_auth import ServerConfig, secure_config  # noqa: E402
+from app.api_lanes import Job, SerialLane  # noqa: E402
 from app.openai_format import ApiError, StopFilter  # noqa: E402
-from app.server import ApiServer, SerialLane, ServerConfig, _Job, create_app, secure_config  # noqa: E402
-from inference.errors import Cancelled, UsageError  # noqa: E402
+from app.server import ApiServer, create_app  # noqa: E402
+from inference.chat import ChatModelDefaults  # noqa: E402
+from inference.errors import Cancelled  # noqa: E402
 from rag.service import Hearth, HearthConfig  # noqa: E402
 from tests.fakes import HashEmbedder  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"  # the id of Hearth's own model when none is configured
 
 
-class EchoModel:
+class EchoModel(ChatModelDefaults):
     """Replies "echo: " + the last message, one word per piece, so a reply shows which request it answers."""
 
     name = "echo"
@@ -89,14 +90,22 @@ def setup(tmp_path_factory):
 
     (data / "models").mkdir()
     write_tiny_llama(data / "models" / "tiny.gguf", n_ctx=512)
-    server = ApiServer.for_hearth(hearth, ServerConfig(port=0, max_body_bytes=64 * 1024)).start()
-    yield server, model, leave, it
+    config, key = secure_config(data, port=0)  # the default: a key, made now, on loopback too
+    assert key is not None
+    server = ApiServer.for_hearth(hearth, dataclasses.replace(config, max_body_bytes=64 * 1024)).start()
+    yield server, model, leave, it, key
     server.stop()
 
 
 @pytest.fixture
 def client(setup):
-    return openai.OpenAI(base_url=setup[0].url, api_key="not-needed-on-loopback", max_retries=0, timeout=60)
+    return openai.OpenAI(base_url=setup[0].url, api_key=setup[4], max_retries=0, timeout=60)
+
+
+@pytest.fixture
+def auth(setup) -> dict[str, str]:
+    """The header raw HTTP requests carry the key in."""
+    return {"authorization": f"Bearer {setup[4]}"}
 
 
 def ask(client, content: str, model: str = DEFAULT_MODEL, **kwargs):
@@ -121,7 +130,7 @@ def test_plain_chat(client):
     assert ask(client, "one two three four", max_tokens=2).choices[0].finish_reason == "length"
 
 
-def test_plain_chat_streams_server_sent_events_like_openai(client):
+def test_plain_chat_streams_server_sent_events_like_openai(client, auth):
     chunks = list(ask(client, "stream me please", stream=True, stream_options={"include_usage": True}))
     assert chunks[0].choices[0].delta.role == "assistant"
     assert len({c.id for c in chunks}) == 1 and all(c.object == "chat.completion.chunk" for c in chunks)
@@ -133,7 +142,7 @@ def test_plain_chat_streams_server_sent_events_like_openai(client):
     # The raw stream ends with [DONE], as OpenAI's does.
     with httpx.stream("POST", str(client.base_url) + "chat/completions", json={
         "model": DEFAULT_MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": True,
-    }) as raw:
+    }, headers=auth) as raw:
         assert raw.headers["content-type"].startswith("text/event-stream")
         lines = [line for line in raw.iter_lines() if line]
     assert lines[-1] == "data: [DONE]" and all(line.startswith("data: ") for line in lines)
@@ -190,7 +199,7 @@ def test_grounded_answer_with_nothing_relevant_cites_nothing(client):
     assert r.sources == [] and r.choices[0].message.content
 
 
-def test_embeddings_float_and_base64(client):
+def test_embeddings_float_and_base64(client, auth):
     texts = ["annual leave days", "stolen laptop"]
     expected = HashEmbedder().embed(texts)
     r = client.embeddings.create(model="hearth-embed", input=texts, encoding_format="float")
@@ -199,7 +208,7 @@ def test_embeddings_float_and_base64(client):
     r = client.embeddings.create(model="hearth-rag:it", input="stolen laptop")  # the client asks for base64
     assert np.allclose(r.data[0].embedding, expected[1], atol=1e-6) and r.usage.prompt_tokens == 2
     raw = httpx.post(str(client.base_url) + "embeddings", json={
-        "model": "hearth-embed", "input": "x", "encoding_format": "base64"}).json()
+        "model": "hearth-embed", "input": "x", "encoding_format": "base64"}, headers=auth).json()
     assert len(np.frombuffer(base64.b64decode(raw["data"][0]["embedding"]), "<f4")) == HashEmbedder.dim
 
 
@@ -246,27 +255,29 @@ def test_context_overflow_is_reported_like_openai(client):
         ask(client, "short", max_tokens=10_000, stream=True)  # before any event: a plain HTTP error
 
 
-def test_non_json_unknown_paths_and_methods(setup):
+def test_non_json_unknown_paths_and_methods(setup, auth):
     url = setup[0].url
-    r = httpx.post(f"{url}/chat/completions", content=b"model=x", headers={"content-type": "text/plain"})
+    r = httpx.post(f"{url}/chat/completions", content=b"model=x", headers={"content-type": "text/plain", **auth})
     assert r.status_code == 415 and r.json()["error"]["message"]
-    r = httpx.post(f"{url}/chat/completions", content=b"{not json", headers={"content-type": "application/json"})
+    r = httpx.post(f"{url}/chat/completions", content=b"{not json",
+                   headers={"content-type": "application/json", **auth})
     assert r.status_code == 400
-    r = httpx.get(f"{url}/files/etc/passwd")
+    r = httpx.get(f"{url}/files/etc/passwd", headers=auth)
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
-    r = httpx.get(f"{url}/chat/completions")
+    r = httpx.get(f"{url}/chat/completions", headers=auth)
     assert r.status_code == 405 and "error" in r.json()
-    assert httpx.get(url.removesuffix("/v1") + "/health").json() == {"status": "ok"}
+    assert httpx.get(url.removesuffix("/v1") + "/health", headers=auth).json() == {"status": "ok"}
+    assert httpx.get(url.removesuffix("/v1") + "/health").status_code == 401  # even health needs the key
 
 
 def test_concurrent_streams_queue_on_the_model_and_never_mix(setup):
-    server, model, _, _ = setup
+    server, model, _, _, key = setup
     model.delay = 0.002
     results: dict[str, str] = {}
     errors: list[BaseException] = []
 
     def user(n: int) -> None:
-        c = openai.OpenAI(base_url=server.url, api_key="x", max_retries=0, timeout=60)
+        c = openai.OpenAI(base_url=server.url, api_key=key, max_retries=0, timeout=60)
         try:
             for j in range(3):
                 prompt = f"client {n} request {j} " + " ".join(f"w{n}_{j}_{i}" for i in range(12))
@@ -310,9 +321,9 @@ def test_a_full_queue_answers_503():
     try:
         lane = SerialLane("chat model", max_waiting=1)
         gate = threading.Event()
-        lane.start(_Job(loop), gate.wait)
+        lane.start(Job(loop), gate.wait)
         with pytest.raises(ApiError) as info:
-            lane.start(_Job(loop), lambda: None)
+            lane.start(Job(loop), lambda: None)
         assert info.value.status == 503
         gate.set()
         lane.close()
@@ -330,66 +341,33 @@ def test_a_gguf_model_from_the_library_through_llama_cpp(client):
 
 
 # Security ------------------------------------------------------------------------------------------
+# (the key rules, the CLI's flags and a real `hearth serve` are in test_api_auth.py)
 
 
-def test_the_key_policy():
-    for host in ("127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"):
-        assert is_loopback(host) and not needs_api_key(host)
-    for host in ("0.0.0.0", "::", "192.168.1.20", "hearth.local", "example.com"):
-        assert needs_api_key(host)
-    with pytest.raises(UsageError, match="API key"):
-        create_app(Hearth(HearthConfig(data_dir=Path("unused"))), ServerConfig(host="0.0.0.0"))
+def test_the_shared_server_refuses_requests_without_its_key(setup, auth):
+    url = setup[0].url
+    for headers in ({}, {"authorization": "Bearer hearth-wrong"}, {"authorization": "Basic " + setup[4]}):
+        r = httpx.get(f"{url}/models", headers=headers)
+        assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
+    r = httpx.post(f"{url}/chat/completions", json={"model": DEFAULT_MODEL, "messages": [
+        {"role": "user", "content": "hi"}]})
+    assert r.status_code == 401
+    assert httpx.get(f"{url}/models", headers=auth).status_code == 200
 
 
-def test_key_file_is_private_shown_once_and_replaceable(tmp_path):
-    config, key = secure_config(tmp_path, host="127.0.0.1")
-    assert key is None and config.api_key_sha256 is None and not any(tmp_path.iterdir())
-    config, key = secure_config(tmp_path, host="0.0.0.0")
-    path = tmp_path / "api-key.sha256"
-    assert key and key.startswith("hearth-") and config.api_key_sha256 == key_digest(key)
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and key not in path.read_text()
-    again, shown = secure_config(tmp_path, host="0.0.0.0")
-    assert shown is None and again.api_key_sha256 == config.api_key_sha256
-    renewed, new = secure_config(tmp_path, host="0.0.0.0", new_key=True)
-    assert new != key and renewed.api_key_sha256 == key_digest(new)
-    path.chmod(0o644)
-    assert ApiKeyFile(path).digest() == key_digest(new) and stat.S_IMODE(path.stat().st_mode) == 0o600
-
-
-def test_every_request_needs_the_key_when_bound_beyond_loopback(tmp_path):
-    hearth = Hearth(HearthConfig(data_dir=tmp_path), embedder=HashEmbedder(), chat_model=EchoModel())
-    config, key = secure_config(tmp_path, host="0.0.0.0", port=0)
-    # Configured as if bound to every interface, but served on loopback for the test.
-    with ApiServer(create_app(hearth, config), host="127.0.0.1", port=0) as server:
-        with pytest.raises(openai.AuthenticationError) as info:
-            openai.OpenAI(base_url=server.url, api_key="hearth-wrong", max_retries=0).models.list()
-        assert info.value.code == "invalid_api_key"
-        for headers in ({}, {"authorization": "Basic " + key}, {"authorization": "Bearer"}):
-            r = httpx.get(f"{server.url}/models", headers=headers)
-            assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
-        r = httpx.post(f"{server.url}/embeddings", json={"model": "hearth-embed", "input": "x"})
-        assert r.status_code == 401
-        good = openai.OpenAI(base_url=server.url, api_key=key, max_retries=0)
-        assert "hearth-embed" in [m.id for m in good.models.list()]
-        assert ask(good, "hi").choices[0].message.content == "echo: hi"
-        # Off loopback the host name is not checked: the key is what protects the API.
-        assert httpx.get(f"{server.url}/models", headers={"authorization": f"Bearer {key}",
-                                                          "host": "office-pc.lan:8642"}).status_code == 200
-
-
-def test_loopback_server_refuses_other_host_names(setup):
-    # A web page that rebinds its own name to 127.0.0.1 still sends that name in Host.
-    r = httpx.get(f"{setup[0].url}/models", headers={"host": "attacker.example:8642"})
+def test_loopback_server_refuses_other_host_names(setup, auth):
+    # A web page that rebinds its own name to 127.0.0.1 still sends that name in Host, key or no key.
+    r = httpx.get(f"{setup[0].url}/models", headers={"host": "attacker.example:8642", **auth})
     assert r.status_code == 403 and r.json()["error"]["code"] == "invalid_host"
-    assert httpx.get(f"{setup[0].url}/models", headers={"host": "localhost:8642"}).status_code == 200
+    assert httpx.get(f"{setup[0].url}/models", headers={"host": "localhost:8642", **auth}).status_code == 200
 
 
-def test_cors_is_off_unless_an_origin_is_allowed(tmp_path, setup):
+def test_cors_is_off_unless_an_origin_is_allowed(tmp_path, setup, auth):
     preflight = {"origin": "https://example.com", "access-control-request-method": "POST",
                  "access-control-request-headers": "content-type"}
     r = httpx.options(f"{setup[0].url}/chat/completions", headers=preflight)
     assert "access-control-allow-origin" not in r.headers
-    r = httpx.get(f"{setup[0].url}/models", headers={"origin": "https://example.com"})
+    r = httpx.get(f"{setup[0].url}/models", headers={"origin": "https://example.com", **auth})
     assert "access-control-allow-origin" not in r.headers
     from starlette.testclient import TestClient
 
@@ -400,47 +378,13 @@ def test_cors_is_off_unless_an_origin_is_allowed(tmp_path, setup):
         assert r.headers["access-control-allow-origin"] == "https://example.com"
 
 
-def test_hearth_serve_command_listens_on_loopback(tmp_path):
-    env = dict(os.environ, HEARTH_DATA_DIR=str(tmp_path), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", "0"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        url = None
-        deadline = time.monotonic() + 60
-        while url is None and time.monotonic() < deadline:
-            line = proc.stderr.readline()
-            if not line and proc.poll() is not None:
-                break
-            m = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
-            url = m.group(1) if m else None
-        assert url, "the server did not announce its address"
-        assert "hearth-rag:default" in [m["id"] for m in httpx.get(f"{url}/models").json()["data"]]
-    finally:
-        proc.terminate()
-        proc.wait(15)
-    assert not (tmp_path / "api-key.sha256").exists()
-
-
-def test_hearth_serve_beyond_loopback_shows_a_new_key_once(tmp_path, monkeypatch, capsys):
-    import app.server
-    from app.cli import main
-
-    served = []
-    monkeypatch.setattr(app.server, "serve_forever", lambda hearth, config: served.append(config))
-    assert main(["--data-dir", str(tmp_path), "serve", "--host", "0.0.0.0", "--workspace", "hr"]) == 0
-    key = re.search(r"hearth-[\w-]{40,}", capsys.readouterr().err).group(0)
-    assert served[0].api_key_sha256 == key_digest(key) and served[0].workspace == "hr"
-    assert main(["--data-dir", str(tmp_path), "serve", "--host", "0.0.0.0"]) == 0
-    assert "hearth-" not in capsys.readouterr().err and served[1].api_key_sha256 == key_digest(key)
-    assert main(["--data-dir", str(tmp_path), "serve"]) == 0
-    assert served[2].api_key_sha256 is None and served[2].host == "127.0.0.1"
-
-
 def test_cli_parses_serve_and_mcp():
     from app.cli import build_parser
 
     args = build_parser().parse_args(["serve"])
     assert (args.host, args.port, args.workspace, args.cors_origin) == ("127.0.0.1", 8642, "default", [])
+    assert (args.no_key, args.new_key) == (False, False)
     args = build_parser().parse_args(["serve", "--host", "0.0.0.0", "--port", "9000", "--workspace", "hr"])
     assert (args.host, args.port, args.workspace) == ("0.0.0.0", 9000, "hr")
+    assert build_parser().parse_args(["serve", "--no-key"]).no_key
     assert build_parser().parse_args(["mcp", "--workspace", "hr"]).workspace == "hr"
