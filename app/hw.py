@@ -1,21 +1,28 @@
-"""`hearth hw`: the machine as Hearth sees it (GPUs, NPUs, CPU, RAM, drivers, runtimes), a checklist
-with a verdict and advice per line, and with `--model` the memory plan (and with `--load`, what
-llama.cpp really allocated beside it).
+"""`hearth hw`: the machine as Hearth sees it (GPUs, NPUs, CPU, RAM, drivers, runtimes), which GPUs it
+uses or hides and why, a checklist with a verdict and advice per line, and with `--model` the memory
+plan (and with `--load`, what llama.cpp really allocated beside it).
 
     hearth hw [--model GGUF] [--ctx N] [--gpu-layers N] [--load] [--json]
+
+Like every Hearth command that starts llama.cpp, it first hides from ROCm a GPU ROCm cannot run next to
+one it can (inference.gpu_select), so the runtimes it probes and loads see what Hearth will use.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 from inference.budget import MemoryPlan, format_bytes
-from inference.checklist import Check
+from inference.checklist import checklist, plan_check
+from inference.checklist import report as machine_report
 from inference.errors import UsageError
+from inference.gpu_select import GpuSelection, hide_unusable_gpus, select_gpus
 from inference.hardware import Machine, detect
+from rag.config import HearthConfig
 
 EXIT_OK = 0
 _TAGS = {"ok": "[ ok ]", "warn": "[warn]", "fail": "[FAIL]", "info": "[info]"}
@@ -38,69 +45,67 @@ def run(args: argparse.Namespace) -> int:
     """Detect the machine, plan the model if one is given, and print the report."""
     if args.ctx is not None and args.ctx < 0:
         raise UsageError("--ctx must be 0 (the model's own context) or more.")
+    hide_unusable_gpus()  # before the runtime probe loads llama.cpp: it should see what Hearth uses
     machine = detect()
-    plan = report = None
+    plan = actual = None
     comparison: list[Any] = []
     if args.model:
-        path = resolve_model(args.model, getattr(args, "data_dir", None))
+        config = model_config(getattr(args, "data_dir", None), getattr(args, "threads", None))
+        path = resolve_model(args.model, config)
         plan = machine.plan(path, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers)
         if args.load:
-            report, comparison = load_and_compare(path, plan, getattr(args, "threads", None))
+            actual, comparison = load_and_compare(args.model, plan, config)
     if args.json:
-        out = machine.to_json()
+        out = machine_report(machine)
         if plan is not None:
             out["plan"] = plan.to_json()
             out["checks"].append(plan_check(plan).to_json())
-        if report is not None:
-            out["actual"] = report.to_json()
+        if actual is not None:
+            out["actual"] = actual.to_json()
             out["comparison"] = [c.to_json() for c in comparison]
         print(json.dumps(out, ensure_ascii=False))
     else:
-        print(render(machine, plan, report, comparison))
+        print(render(machine, plan, actual, comparison))
     return EXIT_OK
 
 
-def resolve_model(model: str, data_dir: Path | None) -> Path:
+def model_config(data_dir: Path | str | None, threads: int | None = None) -> HearthConfig:
+    """The core's configuration for planning and loading a model: the data folder (flag, HEARTH_DATA_DIR or
+    the default) under the administrator's policy, as every front end builds it (app.config)."""
+    from app.config import Requested, hearth_config
+
+    return hearth_config(Requested(data_dir=Path(data_dir).expanduser() if data_dir else None, threads=threads))
+
+
+def resolve_model(model: str, config: HearthConfig) -> Path:
     """A GGUF path as the service finds it (built-in name, file in the models folder, or path), under the
     administrator's policy: its data folder, models folder and allowed models."""
-    from app.cli import default_data_dir
-    from app.policy import load_policy
-    from rag.service import HearthConfig, resolve_chat_model
+    from rag.service import resolve_chat_model
 
-    policy = load_policy()
-    folder = policy.check_data_dir(Path(data_dir).expanduser() if data_dir else None) or default_data_dir()
-    return resolve_chat_model(model, policy.apply(HearthConfig(data_dir=Path(folder).expanduser())))
+    return resolve_chat_model(model, config)
 
 
-def plan_check(plan: MemoryPlan) -> Check:
-    """The checklist line for the plan."""
-    where = (f"{plan.n_gpu_layers}/{plan.n_layers} layers on {plan.device}" if plan.n_gpu_layers
-             else f"all {plan.n_layers} layers on the CPU")
-    need = (f"GPU {format_bytes(plan.gpu_need)} of {format_bytes(plan.gpu_free)} free"
-            f" (keeping {format_bytes(plan.margin)} spare), " if plan.n_gpu_layers else "")
-    need += f"RAM {format_bytes(plan.ram_need)} of {format_bytes(plan.ram_available)} available"
-    return Check("plan fits", "ok" if plan.fits else "fail", f"{where}; {need}", plan.warnings)
+def load_and_compare(model: str, plan: MemoryPlan, config: HearthConfig) -> tuple[Any, list[Any]]:
+    """Load the model as the service does, with the plan's context and GPU layers, and compare what llama.cpp
+    allocated with the plan."""
+    from inference.offload import compare
+    from rag.components import load_chat_model
 
-
-def load_and_compare(path: Path, plan: MemoryPlan, threads: int | None) -> tuple[Any, list[Any]]:
-    """Load the model with llama.cpp as the plan says and compare what it allocated."""
-    from inference.llamalog import compare
-    from inference.llm import LlamaCppModel
-
-    model = LlamaCppModel(path, n_ctx=plan.n_ctx, n_gpu_layers=plan.n_gpu_layers, n_threads=threads)
+    config = dataclasses.replace(config, n_ctx=plan.n_ctx, n_gpu_layers=plan.n_gpu_layers, llm_url=None)
+    loaded = load_chat_model(config, model)
     try:
-        report = model.load_report
+        load = loaded.model.load_report
     finally:
-        close = getattr(model, "close", None)
-        if callable(close):
-            close()
-    return report, compare(plan, report)
+        loaded.model.close()
+    return load, compare(plan, load)
 
 
-def render(machine: Machine, plan: MemoryPlan | None = None, report: Any = None, comparison: list[Any] | None = None) -> str:
+def render(machine: Machine, plan: MemoryPlan | None = None, report: Any = None, comparison: list[Any] | None = None,
+           selection: GpuSelection | None = None) -> str:
     """The human report: checklist first, then the details."""
+    sel = selection or select_gpus(machine)
     lines = [f"Hearth hardware check (system files read under {machine.root})", ""]
-    checks = machine.checks() + ([plan_check(plan)] if plan is not None else [])
+    checks = checklist(machine, sel) + ([plan_check(plan)] if plan is not None else [])
     width = max(len(c.name) for c in checks)
     for c in checks:
         lines.append(f"  {_TAGS.get(c.verdict, c.verdict)}  {c.name:<{width}}  {c.detail}")
@@ -110,7 +115,8 @@ def render(machine: Machine, plan: MemoryPlan | None = None, report: Any = None,
     if machine.gpus:
         lines.append("GPUs")
         for g in machine.gpus:
-            ident = "  ".join(x for x in (g.pci_id, g.pci_slot, g.gfx_target, g.kind) if x)
+            rocm_dev = f"ROCm device {g.rocm_index}" if g.rocm_index is not None else None
+            ident = "  ".join(x for x in (g.pci_id, g.pci_slot, g.gfx_target, g.kind, rocm_dev) if x)
             lines.append(f"  GPU{g.index}  {g.name}  ({ident})")
             mem = []
             if g.vram_total is not None:
@@ -121,6 +127,9 @@ def render(machine: Machine, plan: MemoryPlan | None = None, report: Any = None,
                 mem.append(f"ROCm: {'supported' if g.rocm_supported else 'not supported'} ({g.rocm_basis})")
             if mem:
                 lines.append("        " + "   ".join(mem))
+            role = sel.role(g.index)
+            if role is not None:
+                lines.append(f"        {role.role}: {role.reason}")
     if machine.npus:
         lines.append("NPUs")
         for n in machine.npus:

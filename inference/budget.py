@@ -1,7 +1,7 @@
 """Memory budget: what a GGUF chat model will take in RAM and VRAM, from its header alone.
 
 The plan follows how llama.cpp sizes its buffers, so it can be checked against llama.cpp's own
-report after loading (see `inference.llamalog`):
+report after loading (see `inference.offload`):
 
 - **weights**: each tensor's bytes. Tensors of the repeating blocks `blk.N.*` go where their layer
   goes; the input layer (token embeddings) always stays on the CPU; the output layer goes to the GPU
@@ -380,8 +380,9 @@ def plan_memory(
         elif chosen and fitting is not None and chosen > fitting:
             need = plan_for(chosen)["gpu_need"]
             warnings.append(
-                f"n_gpu_layers={chosen} needs {_fmt(need)} on {target.name} but only {_fmt(target.free)} is free "
-                f"(keeping {_fmt(margin)} spare); at most {fitting} layers fit. Loading may fail or be slow."
+                f"n_gpu_layers={chosen} needs {format_bytes(need)} on {target.name} but only "
+                f"{format_bytes(target.free)} is free (keeping {format_bytes(margin)} spare); at most {fitting} layers "
+                "fit. Loading may fail or be slow."
             )
     else:
         chosen = fitting if (target is not None and target.usable) else 0
@@ -393,7 +394,8 @@ def plan_memory(
     ram_ok = ram_available is None or ram_need <= ram_available
     if not ram_ok:
         warnings.append(
-            f"The model needs {_fmt(ram_need)} of RAM with this plan but only {_fmt(ram_available or 0)} is available."
+            f"The model needs {format_bytes(ram_need)} of RAM with this plan but only "
+            f"{format_bytes(ram_available or 0)} is available."
         )
     if target is not None and not target.usable and fitting and n_gpu_layers is None:
         backend = {"rocm": "ROCm (HIP)", "cuda": "CUDA", "vulkan": "Vulkan"}.get(target.backend, target.backend)
@@ -636,12 +638,8 @@ def _pad(n: int, to: int) -> int:
     return -(-n // to) * to
 
 
-def _fmt(n: int) -> str:
-    return f"{n / GIB:.2f} GiB" if n >= GIB else f"{n / MIB:.0f} MiB"
-
-
 def format_bytes(n: int | None) -> str:
-    """A size for people: '462.96 MiB', '23.98 GiB'."""
+    """A size for people: '462.96 MiB', '23.98 GiB' ('unknown' for None); Hearth's one byte formatter."""
     if n is None:
         return "unknown"
     if n >= GIB:

@@ -6,6 +6,10 @@ bare "no kernel image" or "offloaded 0/N layers". A chip of the same family as a
 run that one's kernels when the HSA runtime is told to pretend: `HSA_OVERRIDE_GFX_VERSION=10.3.0`
 makes an RX 6700 XT (gfx1031) use gfx1030's kernels, `11.0.0` does the same for RDNA3 APUs
 (gfx1103). Where no close target exists (RDNA1, Polaris), llama.cpp's Vulkan backend is the way.
+
+The override applies to every GPU of the process; from ROCm 6.2 `HSA_OVERRIDE_GFX_VERSION_<node>` names
+one GPU by its KFD topology node. `ROCR_VISIBLE_DEVICES` (indices in KFD order, or `GPU-<unique id>`) and
+then `HIP_VISIBLE_DEVICES` (indices into what ROCR left) decide which GPUs a process sees at all.
 """
 
 from __future__ import annotations
@@ -37,6 +41,13 @@ _NEAREST: dict[str, tuple[str, ...]] = {
 }
 # Families where no override is known to work: Vulkan is the advice.
 _NO_OVERRIDE = ("gfx6", "gfx7", "gfx8", "gfx101")
+
+OVERRIDE_ENV = "HSA_OVERRIDE_GFX_VERSION"
+ROCR_VISIBLE_ENV = "ROCR_VISIBLE_DEVICES"  # ROCm's runtime: indices in KFD order, or GPU-<unique id>
+HIP_VISIBLE_ENV = "HIP_VISIBLE_DEVICES"  # HIP: indices into what ROCR_VISIBLE_DEVICES left visible
+# ROCm 6.2 reads HSA_OVERRIDE_GFX_VERSION_<KFD node> first (libhsakmt's topology.c, "per-node override"):
+# one GPU can borrow another target's kernels without changing the others.
+PER_DEVICE_OVERRIDE_SINCE = (6, 2)
 
 _GFX = re.compile(r"^gfx(\d+)([0-9a-f])([0-9a-f])$")
 
@@ -74,6 +85,62 @@ def target_from_override(value: str) -> str | None:
     if minor > 15 or step > 15:
         return None
     return f"gfx{major}{minor:x}{step:x}"
+
+
+def per_device_variable(kfd_node: int) -> str:
+    """The override variable of one GPU: HSA_OVERRIDE_GFX_VERSION_<its KFD topology node> (the CPU is node 0)."""
+    return f"{OVERRIDE_ENV}_{kfd_node}"
+
+
+def per_device_override(install: RocmInstall | None) -> bool:
+    """Whether the installed ROCm reads the per-device override (6.2 and later); False when its version is unknown."""
+    if install is None or not install.version:
+        return False
+    parts = re.findall(r"\d+", install.version)[:2]
+    return len(parts) == 2 and (int(parts[0]), int(parts[1])) >= PER_DEVICE_OVERRIDE_SINCE
+
+
+def compatible(gfx: str, target: str) -> bool:
+    """Whether a `gfx` chip runs `target`'s kernels correctly: its own, its family's (same major and minor
+    version from RDNA on: gfx1036 → gfx1030) or a target it is known to borrow from; gfx1100 → gfx1030 is not."""
+    if target == gfx or target in _NEAREST.get(gfx, ()):
+        return True
+    a, b = _GFX.match(gfx), _GFX.match(target)  # RDNA families only: gfx9 chips of one "minor" differ a lot
+    same_family = bool(a and b and int(a.group(1)) >= 10 and a.group(1, 2) == b.group(1, 2))
+    return same_family and not gfx.startswith(_NO_OVERRIDE)
+
+
+def visible_devices(count: int, rocr: str | None, hip: str | None,
+                    uuids: tuple[str | None, ...] = ()) -> tuple[int, ...]:
+    """ROCm's device indices (KFD order, 0 = first GPU) a process sees under ROCR_VISIBLE_DEVICES and then
+    HIP_VISIBLE_DEVICES, in the order it sees them. Entries are indices or, for ROCR, `GPU-<unique id>`;
+    unknown entries are skipped. Unset (or blank) variables hide nothing."""
+    order = list(range(count))
+    if rocr and rocr.strip():
+        picked: list[int] = []
+        for entry in (e.strip() for e in rocr.split(",")):
+            index = _device_entry(entry, count, uuids)
+            if index is not None and index not in picked:
+                picked.append(index)
+        order = picked
+    if hip and hip.strip():
+        picked = []
+        for entry in (e.strip() for e in hip.split(",")):
+            if entry.isdigit() and int(entry) < len(order) and order[int(entry)] not in picked:
+                picked.append(order[int(entry)])
+        order = picked
+    return tuple(order)
+
+
+def _device_entry(entry: str, count: int, uuids: tuple[str | None, ...]) -> int | None:
+    if entry.isdigit():
+        return int(entry) if int(entry) < count else None
+    if entry.upper().startswith("GPU-"):
+        want = entry[4:].lower()
+        for i, uid in enumerate(uuids[:count]):
+            if uid and uid.lower() == want:
+                return i
+    return None
 
 
 def is_supported(gfx: str, install: RocmInstall | None) -> tuple[bool, str]:

@@ -2,22 +2,36 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import os
+import re
 from pathlib import Path
 
 import pytest
 
 from app.cli import main
+from inference import gpu_select
 from tests.fixtures.ggufs import write_model
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysfs"
+HW = Path(__file__).resolve().parents[2] / "app" / "hw.py"
+# `hearth hw --json`'s keys before issue 24 (DESIGN.md's contract): new ones are added, none renamed.
+MACHINE_KEYS = {"gpus", "npus", "cpu", "ram", "runtimes", "driver", "rocm", "device_access", "environment", "checks"}
+GPU_KEYS = {"index", "vendor", "name", "name_source", "pci_id", "pci_slot", "revision", "gfx_target", "kind",
+            "vram_total", "vram_used", "gtt_total", "gtt_used", "driver", "render_node", "rocm_supported",
+            "rocm_basis", "hsa_override", "memory_pool", "model_memory_free", "advice"}
+PLAN_KEYS = {"weights", "kv_cache", "compute", "embedder", "n_gpu_layers", "n_layers", "fits"}
 
 
 @pytest.fixture
 def on(monkeypatch):
-    """Point detection at a fixture machine, with no environment overrides."""
-    monkeypatch.delenv("HSA_OVERRIDE_GFX_VERSION", raising=False)
-    monkeypatch.delenv("GGML_CUDA_ENABLE_UNIFIED_MEMORY", raising=False)
+    """Point detection at a fixture machine, with no environment overrides; what `hearth hw` hides from ROCm
+    for itself (it runs in this process) is undone after the test."""
+    for name in ("HSA_OVERRIDE_GFX_VERSION", "GGML_CUDA_ENABLE_UNIFIED_MEMORY", "ROCR_VISIBLE_DEVICES",
+                 "HIP_VISIBLE_DEVICES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(gpu_select, "_applied", None)
 
     def use(name: str) -> None:
         monkeypatch.setenv("HEARTH_SYSFS_ROOT", str(FIXTURES / name))
@@ -48,6 +62,8 @@ def test_json_contract_on_an_apu_with_npu(on, capsys):
     assert out["runtimes"]["llama_cpp"]["version"] and "CPUExecutionProvider" in out["runtimes"]["onnxruntime"]["working"]
     assert "plan" not in out
     assert {c["verdict"] for c in out["checks"]} <= {"ok", "warn", "fail", "info"}
+    assert MACHINE_KEYS <= set(out) and GPU_KEYS <= set(g)
+    assert (g["role"], g["rocm_index"], out["gpu_selection"]["hidden_by_hearth"]) == ("unsupported", 0, None)
 
 
 def test_plan_for_a_gguf_path_on_a_gpu_machine(on, capsys, tmp_path):
@@ -55,7 +71,7 @@ def test_plan_for_a_gguf_path_on_a_gpu_machine(on, capsys, tmp_path):
     model = write_model(tmp_path / "m.gguf", "gemma3", n_layer=6, n_embd=256, n_ff=512, head_dim=64)
     out = run_json(capsys, "--model", str(model), "--ctx", "2048")
     plan = out["plan"]
-    assert {"weights", "kv_cache", "compute", "embedder", "n_layers", "n_gpu_layers", "fits", "device"} <= set(plan)
+    assert PLAN_KEYS | {"device"} <= set(plan)
     assert plan["n_layers"] == 7 and plan["embedder"] > 0 and plan["fits"] is True
     # The installed llama-cpp-python is a CPU build: the layers stay on the CPU, and the plan says what would fit.
     assert plan["n_gpu_layers"] == 0 and plan["device"] == "cpu" and plan["max_gpu_layers"] == 7
@@ -130,3 +146,53 @@ def test_planning_a_model_follows_the_administrators_allowed_models(on, capsys, 
     assert "not allowed on this machine" in capsys.readouterr().err
     out = run_json(capsys, "--model", "allowed.gguf", "--ctx", "512")  # found in the policy's models folder
     assert out["plan"]["n_ctx"] == 512
+
+
+IGPU_MACHINES = {"raphael-igpu-rx7900xt": "AMD Radeon RX 7900 XT", "granite-ridge-igpu-rx9070xt": "AMD Radeon RX 9070 XT",
+                 "laptop-780m-rx7600s": "AMD Radeon RX 7600S"}
+
+
+@pytest.mark.parametrize("name", sorted(IGPU_MACHINES))
+def test_json_names_the_gpu_used_and_the_one_hearth_hid(name, on, capsys, tmp_path):
+    on(name)
+    model = write_model(tmp_path / "m.gguf", "llama")
+    out = run_json(capsys, "--model", str(model), "--ctx", "512")
+    card, igpu = out["gpus"]
+    assert MACHINE_KEYS <= set(out) and GPU_KEYS <= set(card) and PLAN_KEYS <= set(out["plan"])
+    assert (card["role"], card["rocm_index"], igpu["role"], igpu["rocm_index"]) == ("used", 0, "hidden", 1)
+    assert "Hearth hid it (ROCR_VISIBLE_DEVICES=0 HIP_VISIBLE_DEVICES=0)" in igpu["role_reason"]
+    assert igpu["hsa_override"] is None and igpu["rocm_visible"] is False
+    sel = out["gpu_selection"]
+    assert sel["hidden_by_hearth_in_effect"] is True and sel["used"] == [0]
+    assert sel["hidden_by_hearth"]["environment"] == {"ROCR_VISIBLE_DEVICES": "0", "HIP_VISIBLE_DEVICES": "0"}
+    assert out["environment"]["ROCR_VISIBLE_DEVICES"] == "0"
+    # `hearth hw` applied it to itself before probing llama.cpp, as every Hearth command that loads it does.
+    assert (os.environ["ROCR_VISIBLE_DEVICES"], os.environ["HIP_VISIBLE_DEVICES"]) == ("0", "0")
+    # The plan is for the card: its name, never the iGPU's 512 MiB carve-out.
+    assert any(f"would fit on GPU0 {IGPU_MACHINES[name]}" in w for w in out["plan"]["warnings"])
+    assert out["plan"]["gpu"]["free"] == card["model_memory_free"]
+    texts = [a for g in out["gpus"] for a in g["advice"]] + [a for c in out["checks"] for a in c["advice"]]
+    assert not any(re.search(r"HSA_OVERRIDE_GFX_VERSION=\d", t) for t in texts)
+    assert any("ROCR_VISIBLE_DEVICES=0" in a for a in igpu["advice"])
+
+
+def test_readable_report_shows_roles_and_what_hearth_hid(on, capsys):
+    on("raphael-igpu-rx7900xt")
+    assert main(["hw"]) == 0
+    text = capsys.readouterr().out
+    assert "GPU0  AMD Radeon RX 7900 XT  (1002:744c  0000:03:00.0  gfx1100  discrete  ROCm device 0)" in text
+    assert "        used: the model's layers go here (ROCm (HIP))" in text
+    assert "        hidden: gfx1036 is not supported by ROCm 6.1.3 as installed" in text
+    assert "[info]  GPU1 gfx1036 supported" in text and "[ ok ]  GPUs used" in text
+    assert "Hearth hid GPU1 AMD Raphael (gfx1036) from ROCm for its own process" in text
+
+
+def test_hw_builds_its_config_through_app_config_not_the_cli():
+    imported = set()
+    for node in ast.walk(ast.parse(HW.read_text())):
+        if isinstance(node, ast.Import):
+            imported |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported |= {node.module or ""} | {f"{node.module}.{a.name}" for a in node.names}
+    assert not any(m == "app.cli" or m.startswith("app.cli.") for m in imported)
+    assert "app.config.hearth_config" in imported and "rag.components.load_chat_model" in imported

@@ -19,7 +19,7 @@ from inference.budget import (  # noqa: E402
 )
 from inference.errors import ModelError, UsageError  # noqa: E402
 from inference.ggufinfo import ArrayLength, read_gguf_info, row_size, type_id  # noqa: E402
-from inference.llamalog import capture_llama_log, compare, parse_load_log  # noqa: E402
+from inference.offload import capture_llama_log, compare, parse_load_log  # noqa: E402
 from tests.fixtures.ggufs import write_model  # noqa: E402
 
 X86 = ("Q4_0", "Q4_K", "IQ4_NL", "MXFP4")  # what llama.cpp's CPU backend repacks on x86 with AVX2
@@ -275,7 +275,8 @@ def test_explicit_layers_that_do_not_fit_warn(tmp_path):
     small = OffloadTarget("GPU0 Tiny", free=4 * MIB, total=8 * MIB)
     plan = plan_memory(path, target=small, n_gpu_layers=-1, margin=0)
     assert plan.n_gpu_layers == 9 and not plan.fits
-    assert any("n_gpu_layers=9 needs" in w and "GPU0 Tiny" in w for w in plan.warnings)
+    assert any("n_gpu_layers=9 needs" in w and "MiB on GPU0 Tiny but only 4.00 MiB is free (keeping 0.00 MiB spare)"
+               in w for w in plan.warnings)  # the one byte format: format_bytes
     none = plan_memory(path, n_gpu_layers=5)
     assert none.n_gpu_layers == 0 and any("no GPU was found" in w for w in none.warnings)
     unusable = OffloadTarget("GPU0", free=8 << 30, total=8 << 30, usable=False)
@@ -291,7 +292,15 @@ def test_default_margin_and_ram_check(tmp_path):
     plan = plan_memory(path, n_ctx=2048, target=OffloadTarget("GPU0", free=20 << 30, total=24 << 30))
     assert plan.margin == int((24 << 30) * 0.05) and plan.warnings == ()
     starved = plan_memory(path, n_ctx=2048, ram_available=1024)
-    assert not starved.fits and "of RAM" in starved.warnings[0]
+    assert not starved.fits and "of RAM" in starved.warnings[0] and "only 0.00 MiB is available" in starved.warnings[0]
+
+
+def test_one_byte_formatter():
+    import inference.budget as budget
+
+    assert (budget.format_bytes(None), budget.format_bytes(384 * MIB), budget.format_bytes(24 << 30)) == (
+        "unknown", "384.00 MiB", "24.00 GiB")
+    assert not hasattr(budget, "_fmt")
 
 
 def test_embedder_estimate_matches_the_measured_default():
@@ -349,7 +358,7 @@ def test_comparison_explains_a_cpu_only_load(tmp_path):
 
 
 def test_model_load_keeps_llama_cpps_report(tmp_path):
-    import inference.llamalog as ll
+    import inference.offload as ll
     from inference.llm import LlamaCppModel
 
     path = write_model(tmp_path / "m.gguf", "llama")
