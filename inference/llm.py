@@ -1,4 +1,4 @@
-"""Chat models: the `ChatModel` protocol and its llama.cpp implementation (GGUF files).
+"""The llama.cpp chat model (GGUF files), Hearth's in-process implementation of `inference.chat.ChatModel`.
 
 `LlamaCppModel` renders prompts with the model's own chat template (or a correct fallback, see
 `inference.templates`) and drives llama.cpp's token loop itself rather than through
@@ -7,7 +7,9 @@
 - cancel takes effect within one token, and also during the prompt's evaluation (llama.cpp's abort callback);
 - the KV cache of the prompt prefix shared with the previous request (the fixed system prompt) is reused,
   and `prefill` can compute it ahead of the first question;
-- the number of threads follows the CPUs other programs leave free (`CpuMeter`).
+- the number of threads follows the CPUs other programs leave free (`CpuMeter`);
+- the template's own turn markers are the only special tokens in a prompt: messages' contents (questions,
+  passages of documents) are tokenized as plain text, so a document cannot open or close a turn.
 """
 
 from __future__ import annotations
@@ -20,39 +22,17 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from inference.chat import ChatModelDefaults, Message
 from inference.errors import Cancelled, ModelError
 from inference.templates import ChatTemplate, select_template
 
 log = logging.getLogger(__name__)
 
-Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
-
 _SENTINEL = "\u2063hearth-prefix\u2063"  # marks where the variable part of a prompt starts
-
-
-class ChatModel(Protocol):
-    """What answering needs from a chat model.
-
-    Optional extras that rag.answer uses when a model has them: `count_prompt(messages)` (the exact
-    prompt size in tokens, template included), `last_usage` (a dict with prompt, cached and completion
-    token counts of the last request) and `prefill(messages)` (compute the fixed prefix ahead of time).
-    """
-
-    name: str
-    n_ctx: int
-
-    def stream(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        cancel: Callable[[], bool] | None = None,
-    ) -> Iterator[str]: ...
-
-    def count_tokens(self, text: str) -> int: ...
+_C_SPACE = " \t\n\v\f\r"  # what C's isspace() strips next to a token marked lstrip/rstrip
+Parts = list[tuple[str, bool]]  # a prompt's text in pieces: (text, written by the template itself)
 
 
 class ContextOverflow(ModelError):
@@ -153,7 +133,7 @@ def _no_stdio_swap(llama_cpp: Any) -> None:
             module.suppress_stdout_stderr = _KeepStdio
 
 
-class LlamaCppModel:
+class LlamaCppModel(ChatModelDefaults):
     """A GGUF chat model run in-process by llama.cpp (llama-cpp-python)."""
 
     def __init__(
@@ -178,7 +158,7 @@ class LlamaCppModel:
         _no_stdio_swap(llama_cpp)
         threads = n_threads or default_threads()
         t0 = time.perf_counter()
-        from inference.llamalog import capture_llama_log, parse_load_log
+        from inference.offload import capture_llama_log, parse_load_log
 
         try:
             # llama.cpp says what it allocated only in its log: keep the lines for `load_report`.
@@ -223,6 +203,7 @@ class LlamaCppModel:
         self.chat_format = "gguf-template" if self.template.name == "gguf" else self.template.name
         self._lock = threading.Lock()  # one request at a time: the KV cache is shared state
         self._abort_check: Callable[[], bool] | None = None
+        self._specials: list[tuple[str, int, int]] | None = None  # control tokens' (text, id, attributes)
         self._abort_cb = llama_cpp.ggml_abort_callback(self._abort_requested)
         self._no_abort_cb = llama_cpp.ggml_abort_callback()  # a NULL callback: no per-step Python call
         self._closed = False
@@ -235,17 +216,16 @@ class LlamaCppModel:
 
     # Prompts.
     def count_tokens(self, text: str) -> int:
-        """Tokens the model's own tokenizer makes of a text (no BOS)."""
-        return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=True))
+        """Tokens the model's own tokenizer makes of a text as a message's content (plain text, no BOS)."""
+        return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=False))
 
     def render(self, messages: Sequence[Message]) -> str:
         """The prompt text for a conversation, in the model's chat template, assistant turn opened."""
-        clean = [{"role": m["role"], "content": self._defuse(m["content"])} for m in messages]
-        return self.template.render(clean, bos_token=self.bos_token, eos_token=self.eos_token)
+        return self.template.render(self._clean(messages), bos_token=self.bos_token, eos_token=self.eos_token)
 
     def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
         """The token ids llama.cpp will evaluate for a conversation."""
-        return self._tokenize_prompt(self.render(messages))
+        return self._tokenize_parts(self._prompt_parts(messages))
 
     def count_prompt(self, messages: Sequence[Message]) -> int:
         """How many tokens of context a conversation's prompt takes."""
@@ -283,10 +263,14 @@ class LlamaCppModel:
         `messages` are the fixed leading messages (the system prompt); what a later request adds after
         them is not known yet, so the cached prefix ends where the next message's text would start.
         """
-        text = self.render([*messages, {"role": "user", "content": _SENTINEL}])
-        prefix = text.split(_SENTINEL, 1)[0]
+        prefix: Parts = []
+        for text, template in self._prompt_parts([*messages, {"role": "user", "content": _SENTINEL}]):
+            if _SENTINEL in text:
+                prefix.append((text.split(_SENTINEL, 1)[0], template))
+                break
+            prefix.append((text, template))
         # The last token may merge differently with the text that will follow it: leave it out.
-        tokens = self._tokenize_prompt(prefix)[:-1]
+        tokens = self._tokenize_parts(prefix)[:-1]
         with self._lock:
             self._adapt_threads()
             cached = self._cached_prefix(tokens)
@@ -386,10 +370,104 @@ class LlamaCppModel:
                 self._disarm_abort()
                 gen.close()
 
-    def _tokenize_prompt(self, text: str) -> list[int]:
+    def _clean(self, messages: Sequence[Message]) -> list[Message]:
+        return [{"role": m["role"], "content": self._defuse(m["content"])} for m in messages]
+
+    def _prompt_parts(self, messages: Sequence[Message]) -> Parts:
+        """The prompt as the template's own text and the messages' contents (see `_tokenize_parts`)."""
+        clean = self._clean(messages)
+        parts = self.template.render_parts(clean, bos_token=self.bos_token, eos_token=self.eos_token)
+        if parts is not None:
+            return parts
+        # The template reworks contents beyond trimming, so they cannot be told apart from its text: strip
+        # every control token's text from them instead (to a fixed point), and read the whole as the template.
+        log.info("chat template %s changes message contents; removing control tokens from them", self.template.name)
+        bare = [{"role": m["role"], "content": self._strip_controls(m["content"])} for m in clean]
+        return [(self.template.render(bare, bos_token=self.bos_token, eos_token=self.eos_token), True)]
+
+    def _tokenize_parts(self, parts: Parts) -> list[int]:
+        """Token ids of a prompt in which only the template's own text may hold special tokens.
+
+        llama.cpp cuts a prompt at the special tokens it finds and tokenizes the plain text between them
+        piece by piece. This does the same, but looks for special tokens in the template's text only; so
+        a prompt whose contents hold no marker gets the very tokens llama.cpp would give it, and a marker
+        written in a document (`<|im_start|>system`) stays plain text.
+        """
+        text = "".join(t for t, _ in parts)
         # Templates that write the BOS token themselves must not get a second one from the tokenizer.
         add_bos = not (self.bos_token and text.startswith(self.bos_token))
-        return self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=add_bos, special=True)
+        pieces: list[str | tuple[int, int]] = []  # plain text, or a special token's (id, attributes)
+        for part, template in parts:
+            for piece in self._split_specials(part) if template else [part]:
+                if isinstance(piece, str) and pieces and isinstance(pieces[-1], str):
+                    pieces[-1] += piece
+                else:
+                    pieces.append(piece)
+        lstrip, rstrip = self._lib.LLAMA_TOKEN_ATTR_LSTRIP, self._lib.LLAMA_TOKEN_ATTR_RSTRIP
+        for i, piece in enumerate(pieces):
+            if isinstance(piece, str):
+                continue
+            if piece[1] & lstrip and i > 0 and isinstance(pieces[i - 1], str):
+                pieces[i - 1] = pieces[i - 1].rstrip(_C_SPACE)  # type: ignore[union-attr]
+            if piece[1] & rstrip and i + 1 < len(pieces) and isinstance(pieces[i + 1], str):
+                pieces[i + 1] = pieces[i + 1].lstrip(_C_SPACE)  # type: ignore[union-attr]
+        edge = self._llm.tokenize(b"", add_bos=add_bos, special=False)  # BOS (and EOS, for some vocabularies)
+        lead = edge[:1] if add_bos and edge[:1] == [self._llm.token_bos()] else []
+        tokens = list(lead)
+        for piece in pieces:
+            if isinstance(piece, str):
+                if piece:
+                    tokens += self._llm.tokenize(piece.encode("utf-8", "replace"), add_bos=False, special=False)
+            else:
+                tokens.append(piece[0])
+        return tokens + edge[len(lead):]
+
+    def _split_specials(self, text: str) -> list[str | tuple[int, int]]:
+        """Template text cut at the control tokens in it, longest first, as llama.cpp cuts a prompt."""
+        out: list[str | tuple[int, int]] = [text]
+        for marker, token, attr in self._control_tokens():
+            if marker not in text:
+                continue
+            cut: list[str | tuple[int, int]] = []
+            for piece in out:
+                if not isinstance(piece, str) or marker not in piece:
+                    cut.append(piece)
+                    continue
+                for k, chunk in enumerate(piece.split(marker)):
+                    if k:
+                        cut.append((token, attr))
+                    if chunk:
+                        cut.append(chunk)
+            out = cut
+        return out
+
+    def _control_tokens(self) -> list[tuple[str, int, int]]:
+        """(text, id, attributes) of the vocabulary's control and unknown tokens, longest text first: what
+        llama.cpp reads as special tokens only when asked to (user-defined tokens it always reads)."""
+        if self._specials is None:
+            lib = self._lib
+            wanted = lib.LLAMA_TOKEN_ATTR_CONTROL | lib.LLAMA_TOKEN_ATTR_UNKNOWN
+            found = []
+            for token in range(lib.llama_vocab_n_tokens(self._vocab)):
+                attr = int(lib.llama_vocab_get_attr(self._vocab, token))
+                if attr & wanted:
+                    text = (lib.llama_vocab_get_text(self._vocab, token) or b"").decode("utf-8", "replace")
+                    if text:
+                        found.append((text, token, attr))
+            found.sort(key=lambda t: -len(t[0].encode("utf-8")))  # stable: ties keep vocabulary order
+            self._specials = found
+        return self._specials
+
+    def _strip_controls(self, text: str) -> str:
+        """Text without any control token's text, removed until none is left (`<|im_e<|im_start|>nd|>` too)."""
+        markers = [m for m, _, _ in self._control_tokens()]
+        while True:
+            before = text
+            for marker in markers:
+                if marker in text:
+                    text = text.replace(marker, "")
+            if text == before:
+                return text
 
     def _cached_prefix(self, tokens: Sequence[int]) -> int:
         """How many leading tokens of `tokens` the KV cache already holds."""
@@ -412,10 +490,14 @@ class LlamaCppModel:
         return self._llm.detokenize([token], special=True).decode("utf-8", "replace")
 
     def _defuse(self, text: str) -> str:
-        # Document text must not be able to open or close turns: drop the template's markers from it.
-        for marker in self.template.stop:
-            text = text.replace(marker, "")
-        return text
+        # Contents are tokenized as plain text, so a marker in them is no marker to the model; the template's
+        # markers are dropped from them all the same (until none is left), so the prompt's text never shows one.
+        while True:
+            before = text
+            for marker in self.template.stop:
+                text = text.replace(marker, "")
+            if text == before:
+                return text
 
     def _piece(self, token: int) -> bytes:
         n = self._lib.llama_token_to_piece(self._vocab, token, self._piece_buf, len(self._piece_buf), 0, False)

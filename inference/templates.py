@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import secrets
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -106,6 +108,50 @@ class ChatTemplate:
             return self.render(messages, bos_token=bos_token, eos_token=eos_token,
                                add_generation_prompt=add_generation_prompt)
         return text
+
+    def render_parts(
+        self,
+        messages: Sequence[Message],
+        *,
+        bos_token: str = "",
+        eos_token: str = "",
+        add_generation_prompt: bool = True,
+    ) -> list[tuple[str, bool]] | None:
+        """The prompt `render` writes, cut into the template's own text (True) and the messages' contents
+        (False), so that a tokenizer may read turn markers in the template's text only.
+
+        The template is rendered once more with a random placeholder for each content, and the real prompt
+        is matched against it piece by piece (a content may come out trimmed). None when the template
+        changes contents in another way, so that they cannot be told apart from its own text.
+        """
+        kw = {"bos_token": bos_token, "eos_token": eos_token, "add_generation_prompt": add_generation_prompt}
+        text = self.render(messages, **kw)
+        nonce = secrets.token_hex(8)
+        marked = self.render(
+            [{"role": m["role"], "content": f"\u2063{nonce}:{i}\u2063"} for i, m in enumerate(messages)], **kw
+        )
+        pieces = re.split(f"\u2063{nonce}:(\\d+)\u2063", marked)  # template text, index, template text, ...
+        parts: list[tuple[str, bool]] = []
+        pos = 0
+        for n, piece in enumerate(pieces):
+            if n % 2 == 0:
+                if not text.startswith(piece, pos):
+                    return None
+                parts.append((piece, True))
+                pos += len(piece)
+                continue
+            content = messages[int(piece)]["content"]
+            after = pieces[n + 1]
+            for shown in dict.fromkeys((content, content.strip(), content.lstrip(), content.rstrip())):
+                if text.startswith(shown, pos) and text.startswith(after, pos + len(shown)):
+                    parts.append((shown, False))
+                    pos += len(shown)
+                    break
+            else:
+                return None
+        if pos != len(text):
+            return None
+        return [(t, template) for t, template in parts if t]
 
     def _render(self, msgs: list[Message], bos: str, eos: str, add_generation_prompt: bool) -> str:
         return self._compiled.render(

@@ -2,7 +2,9 @@
 
 One database file for all workspaces; a conversation belongs to one workspace. Answers are stored with
 their passages (source, page, heading, text) and which of them were cited, so a reopened conversation
-shows the same sources even after the documents changed or were forgotten.
+shows the same sources even after the documents changed. A document removed from the index takes its
+text out of the stored conversations too (`redact_sources`): its passages and quotes are replaced by
+REMOVED; the entries stay, so the answers' citation numbers still point at the right places.
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from inference.errors import StoreError, UsageError
+from inference.errors import UsageError
+from rag.datalock import create_private
+from rag.errors import StoreError
 from rag.answer import Answer
 from rag.answer import Turn as HistoryTurn
 from rag.quotes import Quote, Support
@@ -47,6 +51,7 @@ CREATE TABLE IF NOT EXISTS turns (
 CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation, id);
 """
 _VERSION = 2  # 2: turns.support
+REMOVED = "[removed: the document was removed from the index]"  # stands for a forgotten document's text
 
 
 @dataclass
@@ -88,7 +93,7 @@ class ConversationStore:
         self.path = Path(path)
         self._lock = threading.Lock()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            create_private(self.path)  # 0600, and so are SQLite's -wal and -shm beside it
             self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA foreign_keys = ON")
             self._db.execute("PRAGMA journal_mode = WAL")
@@ -211,6 +216,34 @@ class ConversationStore:
         with self._tx() as db:
             return db.execute("DELETE FROM conversations WHERE workspace = ?", (workspace,)).rowcount
 
+    def redact_sources(self, workspace: str, sources: Sequence[str]) -> int:
+        """Take forgotten documents' text out of a workspace's stored turns; returns how many turns changed.
+
+        Their passages and quotes keep their place and number but their text becomes REMOVED and their
+        heading is dropped; a reply made of their quotes (when the model's own was replaced) loses them too.
+        """
+        gone = set(sources)
+        if not gone:
+            return 0
+        with self._tx() as db:
+            rows = db.execute(
+                "SELECT t.id, t.sources, t.support FROM turns t JOIN conversations c ON c.id = t.conversation "
+                "WHERE c.workspace = ?",
+                (workspace,),
+            ).fetchall()
+            changed = 0
+            for turn_id, sources_json, support_json in rows:
+                hits, support = _redacted(gone, json.loads(sources_json), support_json)
+                if hits is None and support is None:
+                    continue
+                db.execute(
+                    "UPDATE turns SET sources = COALESCE(?, sources), support = COALESCE(?, support) WHERE id = ?",
+                    (None if hits is None else json.dumps(hits, ensure_ascii=False),
+                     None if support is None else json.dumps(support.to_json(), ensure_ascii=False), turn_id),
+                )
+                changed += 1
+        return changed
+
     def export_markdown(self, conv: Conversation | int) -> str:
         """The conversation as Markdown, each answer followed by its sources (cited ones marked)."""
         if isinstance(conv, int):
@@ -245,6 +278,29 @@ def _place(h: Hit | Quote) -> str:
     if h.heading:
         place += f" — {h.heading}"
     return place
+
+
+def _redacted(gone: set[str], hits: list[dict[str, Any]], support_json: str | None
+              ) -> tuple[list[dict[str, Any]] | None, Support | None]:
+    """A turn's stored passages and support without the text of the documents in `gone` (None: unchanged)."""
+    changed_hits = False
+    for h in hits:
+        if h.get("source") in gone and (h.get("text") != REMOVED or h.get("heading") is not None):
+            h["text"], h["heading"] = REMOVED, None
+            changed_hits = True
+    support = Support.from_json(json.loads(support_json)) if support_json else None
+    if support is None or not any(q.source in gone and q.text != REMOVED for q in support.quotes):
+        return (hits if changed_hits else None), None
+    removed = {i for i, q in enumerate(support.quotes) if q.source in gone}
+    text = support.text
+    sentences = list(support.sentences)
+    for i in sorted(removed):
+        quote = support.quotes[i]
+        if support.fallback:  # the shown reply is these quotes themselves
+            text = text.replace(quote.text, REMOVED)
+            sentences = [replace(s, text=REMOVED) if s.support == i else s for s in sentences]
+    quotes = [replace(q, text=REMOVED, heading=None) if i in removed else q for i, q in enumerate(support.quotes)]
+    return (hits if changed_hits else None), replace(support, text=text, sentences=sentences, quotes=quotes)
 
 
 def _turn(question: str, text: str, error: str | None, sources: str, cited: str, timings: str,

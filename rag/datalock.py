@@ -9,6 +9,10 @@ process ends, however it ends (kill -9 included), so a stale lock never outlives
 Inside one process every Hearth object on a folder shares one hold (counted; they share Chroma's
 client too): `claim()` is re-entrant and the file is let go when the last claim is released.
 Where `fcntl` does not exist the claim is counted but guards nothing.
+
+The folder holds the office's documents as text, so it is private (`secure_data_dir`): created 0700; one
+another user owns, or others may write to, is refused; one others may read is made private, with a notice.
+The lock file is opened without following a link (a link planted there could point anywhere).
 """
 
 from __future__ import annotations
@@ -17,13 +21,14 @@ import errno
 import json
 import logging
 import os
+import stat
 import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from inference.errors import DataDirInUse
+from inference.errors import DataDirInUse, UsageError
 
 try:
     import fcntl
@@ -56,10 +61,13 @@ class _Hold:
 
 
 class DataDirClaim:
-    """This process's use of one data folder; `release()` it when done (again is harmless)."""
+    """This process's use of one data folder; `release()` it when done (again is harmless).
 
-    def __init__(self, hold: _Hold) -> None:
+    `notices` says what making the folder private changed (empty when nothing needed changing)."""
+
+    def __init__(self, hold: _Hold, notices: list[str] | None = None) -> None:
         self._hold: _Hold | None = hold
+        self.notices = list(notices or [])
 
     @property
     def path(self) -> Path:
@@ -80,20 +88,92 @@ def set_process_label(label: str) -> None:
     _label = label
 
 
+def secure_data_dir(path: Path) -> list[str]:
+    """Make the data folder private to this user; returns notices of what was changed (or nothing).
+
+    Created 0700 when missing. Refused with a UsageError saying why: a folder owned by another user, or
+    one that group or others may write to (they could replace the index or plant links in it). Made private
+    (0755 becomes 0700), with a notice: one that group or others may read or enter. The links in the path the user
+    named are followed once, to find the folder; the folder itself is then opened without following a
+    link, so one swapped in meanwhile is not changed in its stead.
+    """
+    named = Path(path).expanduser()
+    created = False
+    try:
+        named.mkdir(mode=0o700, parents=True)
+        created = True
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise UsageError(f"Cannot create the data folder {named}: {exc.strerror or exc}.",
+                         hint="Choose another folder with --data-dir.") from exc
+    if os.name != "posix":  # pragma: no cover - no owners or mode bits to check elsewhere
+        return []
+    real = named.resolve()
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise UsageError(f"The data folder {named} cannot be used: {exc.strerror or exc}.",
+                         hint="Choose another folder with --data-dir.") from exc
+    try:
+        st = os.fstat(fd)
+        mode = stat.S_IMODE(st.st_mode)
+        if st.st_uid != os.geteuid():
+            raise UsageError(
+                f"The data folder {real} belongs to another user (uid {st.st_uid}); Hearth keeps its index "
+                "only in a folder of your own, where no one else can read or change it.",
+                hint="Choose another folder with --data-dir, or have the folder handed over to you (chown).",
+            )
+        if mode & 0o022:
+            raise UsageError(
+                f"The data folder {real} can be written by other users (mode {mode:o}): they could change or "
+                "replace your index, so Hearth does not use it.",
+                hint=f"Make it private (chmod 700 {real}) or choose another folder with --data-dir.",
+            )
+        if mode & 0o077:
+            os.fchmod(fd, mode & ~0o077)
+            if not created:
+                return [f"The data folder {real} could be read by other users (mode {mode:o}); "
+                        f"Hearth made it private (mode {mode & ~0o077:o})."]
+    finally:
+        os.close(fd)
+    return []
+
+
+def create_private(path: Path) -> None:
+    """Create an empty file only this user may use (0600) unless it exists, whatever the umask; its folder,
+    when missing, is made 0700. SQLite gives the files it makes beside a database (-wal, -shm, -journal)
+    the database's own mode, so a database created through this stays private as a whole."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        os.close(os.open(path, flags, 0o600))
+    except FileExistsError:
+        pass
+
+
 def claim(data_dir: Path) -> DataDirClaim:
-    """Take the data folder for this process; raises DataDirInUse when another process has it."""
+    """Take the data folder for this process; raises DataDirInUse when another process has it.
+
+    The folder is made private first (`secure_data_dir`; a refusal is a UsageError); the claim's
+    `notices` say what that changed, and they are logged as warnings.
+    """
     path = data_dir.expanduser().resolve() / LOCK_NAME
     key = str(path)
+    notices: list[str] = []
     try:
         with _mutex:
             hold = _held.get(key)
             if hold is None:
+                notices = secure_data_dir(data_dir)
                 hold = _Hold(path, _lock(path))
                 _held[key] = hold
             hold.count += 1
     finally:
         _drain()  # releases that came in while the mutex was held
-    return DataDirClaim(hold)
+    for notice in notices:
+        log.warning("%s", notice)
+    return DataDirClaim(hold, notices)
 
 
 def holder(data_dir: Path) -> Holder | None:
@@ -107,7 +187,7 @@ def holder(data_dir: Path) -> Holder | None:
     if ours:
         return _read(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
     try:
@@ -124,12 +204,21 @@ def _lock(path: Path) -> int | None:
     if fcntl is None:
         return None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Not O_TRUNC: the holder's details must stay readable until the lock is ours.
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Not O_TRUNC: the holder's details must stay readable until the lock is ours. O_NOFOLLOW: a link
+        # planted as the lock file must not make Hearth write (or lock) whatever it points at.
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags, 0o600)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{path} is a link, not Hearth's lock file; Hearth does not follow it.",
+                             hint="Remove the link and start Hearth again.") from exc
         log.warning("cannot open %s (%s); another Hearth process could use this folder at the same time", path, exc)
         return None
+    try:
+        os.fchmod(fd, 0o600)  # a lock file left by an older Hearth may be readable by others
+    except OSError:
+        pass
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:

@@ -12,6 +12,9 @@ What makes it trustworthy:
   complete, or marked `indexing`, hidden from search, and redone (its leftovers deleted) next time.
 - **Failures** cost one file and are reported with its path and the reason; a changed file that can
   no longer be read loses its old chunks, since they no longer say what the file says.
+- **Links stay inside.** In a folder being indexed, a link (to a file or a folder) whose target lies
+  outside that folder is not read and is reported (`outside_link`); links that stay inside are fine.
+  A file named directly is read even when it is a link: the user chose it.
 - **Parallel.** Files are read in worker processes (rag.parse_pool) while this thread embeds.
 """
 
@@ -26,21 +29,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from inference.errors import Cancelled, HearthError, IndexDamaged
+from inference.errors import Cancelled, HearthError
+from rag.errors import IndexDamaged
 from rag.chunking import Chunk, chunk_sections
 from rag.loaders import HEADING_SEPARATOR, SUPPORTED_SUFFIXES, Limits
 from rag.manifest import DocumentRecord, Manifest
 from rag.parse_pool import (
     DEFAULT_MEMORY_LIMIT, ParseJob, Parsed, ParsePool, default_workers, parse_inline,
 )  # fmt: skip
-from rag.store import VectorStore
+from rag.store import DocumentIndex
 
 if TYPE_CHECKING:
     from inference.embedder import Embedder
 
 __all__ = [
     "Failure", "IngestOptions", "IngestReport", "Progress", "discover", "embedding_text",
-    "forget", "ingest", "source_id",
+    "forget", "ingest", "leads_outside", "outside_link", "source_id",
 ]  # fmt: skip
 
 
@@ -74,7 +78,8 @@ class Failure:
 
     source: str
     error: str
-    kind: str  # corrupt, encrypted, empty, no_text_layer, too_large, timeout, unsupported, unreadable, missing, error
+    kind: str  # corrupt, encrypted, empty, no_text_layer, too_large, timeout, unsupported, unreadable, missing,
+    # outside_link (a link in a folder that leads out of it), error
 
     def to_json(self) -> dict[str, str]:
         """The contract's failure object (plus its kind)."""
@@ -139,11 +144,32 @@ class _Scan:
     skipped: int = 0
     roots: list[str] = field(default_factory=list)  # folders walked: documents under them not found are gone
     unlisted: list[str] = field(default_factory=list)  # folders that could not be listed: nothing under them is gone
+    within: dict[Path, str] = field(default_factory=dict)  # file found in a folder -> that folder (resolved)
+    links_out: list[str] = field(default_factory=list)  # links refused as leading out: what was under them is gone
 
 
 def source_id(path: Path) -> str:
-    """The stable identity of a file in the index: its absolute path with links resolved."""
+    """The stable identity of a file in the index: its absolute path with links resolved.
+
+    For a file found in a folder this is always a path inside that folder: a link that leads out of
+    the folder is never read (see `outside_link`)."""
     return str(path.resolve())
+
+
+def leads_outside(path: Path, folder: str) -> bool:
+    """Whether `path` (inside `folder`, a resolved path) resolves to a place outside that folder."""
+    return not _under(os.path.realpath(path), folder)  # realpath: a link that loops is no error here
+
+
+def outside_link(path: Path) -> Failure:
+    """The report of a link in a folder being indexed whose target lies outside that folder: not read.
+
+    An unpacked archive or a cloned share may hold `readme.txt -> ~/.ssh/id_rsa`; following it would make
+    the key searchable. A file the user names directly is read even when it is a link: that is their choice.
+    """
+    shown = _shown(str(path.absolute()))
+    why = f"{_shown(path.name)}: link leads outside the folder, so it was not read."
+    return Failure(shown, why, "outside_link")
 
 
 def discover(paths: Iterable[Path], *, include_hidden: bool = False) -> tuple[list[Path], list[Failure], int]:
@@ -160,7 +186,8 @@ def _discover(paths: Iterable[Path], *, include_hidden: bool) -> _Scan:
         if not path.exists():
             scan.failures.append(Failure(str(path.absolute()), f"{path}: no such file or folder", "missing"))
         elif path.is_dir():
-            scan.roots.append(source_id(path))
+            top = source_id(path)
+            scan.roots.append(top)
 
             def unlisted(exc: OSError) -> None:
                 scan.unlisted.append(str(Path(exc.filename).resolve()) if exc.filename else scan.roots[-1])
@@ -169,6 +196,11 @@ def _discover(paths: Iterable[Path], *, include_hidden: bool) -> _Scan:
                 if not include_hidden:
                     dirs[:] = [d for d in dirs if not d.startswith(".")]
                 dirs.sort()
+                for d in dirs:  # os.walk lists linked folders but does not enter them
+                    p = Path(root, d)
+                    if p.is_symlink() and leads_outside(p, top):
+                        scan.failures.append(outside_link(p))
+                        scan.links_out.append(os.path.join(os.path.realpath(root), d))
                 for name in sorted(names):
                     if not include_hidden and name.startswith("."):
                         continue
@@ -176,11 +208,16 @@ def _discover(paths: Iterable[Path], *, include_hidden: bool) -> _Scan:
                     if p.suffix.lower() not in SUPPORTED_SUFFIXES:
                         scan.skipped += 1
                         continue
+                    if leads_outside(p, top):  # checked before anything opens or stats the target
+                        scan.failures.append(outside_link(p))
+                        scan.links_out.append(os.path.join(os.path.realpath(root), name))  # as a source would be
+                        continue
                     refused = _refusal(p)
                     if refused is not None:
                         scan.failures.append(refused)
                         continue
-                    files.setdefault(source_id(p), p)
+                    if files.setdefault(source_id(p), p) is p:
+                        scan.within[p] = top
         elif path.suffix.lower() not in SUPPORTED_SUFFIXES:
             scan.failures.append(
                 Failure(
@@ -242,7 +279,7 @@ class _Run:
         self,
         workspace: str,
         embedder: Embedder,
-        store: VectorStore,
+        store: DocumentIndex,
         manifest: Manifest,
         options: IngestOptions,
         progress: Callable[[Progress], None] | None,
@@ -333,13 +370,10 @@ class _Run:
 
     def _known_vectors(self, sources: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors of the chunks stored for these documents, by the text they were embedded from."""
-        fetch = getattr(self.store, "embeddings_of", None)
         known: dict[str, np.ndarray] = {}
-        if fetch is None:
-            return known
         for source in dict.fromkeys(sources):
             try:
-                rows = fetch(self.workspace, source)
+                rows = self.store.embeddings_of(self.workspace, source)
             except HearthError:
                 continue  # reuse is an optimisation; without it the chunks are simply embedded
             for text, heading, vector in rows:
@@ -363,7 +397,7 @@ def ingest(
     *,
     workspace: str,
     embedder: Embedder,
-    store: VectorStore,
+    store: DocumentIndex,
     manifest: Manifest,
     options: IngestOptions = IngestOptions(),
     progress: Callable[[Progress], None] | None = None,
@@ -388,8 +422,9 @@ def ingest(
     run.files_total = len(scan.files)
     jobs: list[ParseJob] = []
     found: set[str] = set()
+    sources: dict[Path, str] = {}  # as resolved now: a link swapped in later must not change whose file it is
     for path in scan.files:
-        source = source_id(path)
+        source = sources[path] = source_id(path)
         found.add(source)
         record = records.get(source)
         try:
@@ -406,7 +441,7 @@ def ingest(
         jobs.append(
             ParseJob(
                 path, known_sha256=record.sha256 if done else None,
-                limits=options.limits, max_file_bytes=options.max_file_bytes,
+                limits=options.limits, max_file_bytes=options.max_file_bytes, within=scan.within.get(path),
             )  # fmt: skip
         )
         run.bytes_total += min(st.st_size, options.max_file_bytes)
@@ -416,7 +451,7 @@ def ingest(
         run.check_cancel()
         if run.t_work is None:
             run.t_work = time.perf_counter() - parsed.seconds
-        source = source_id(parsed.path)
+        source = sources.get(parsed.path) or source_id(parsed.path)
         record = records.get(source)
         try:
             if parsed.unchanged:
@@ -449,7 +484,9 @@ def ingest(
     for source, record in records.items():
         if source in found or not any(_under(source, root) for root in scan.roots):
             continue
-        if any(_under(source, folder) for folder in scan.unlisted) or os.path.isfile(source):
+        if not any(_under(source, link) for link in scan.links_out) and (
+            any(_under(source, folder) for folder in scan.unlisted) or os.path.isfile(source)
+        ):
             continue  # unlisted folder, or a file that exists but is now skipped (hidden): keep it
         run.check_cancel()
         try:
@@ -473,7 +510,7 @@ def _read(jobs: list[ParseJob], options: IngestOptions) -> Iterator[Parsed]:
     yield from pool.run(jobs)
 
 
-def forget(paths: Iterable[Path], *, workspace: str, store: VectorStore, manifest: Manifest) -> list[str]:
+def forget(paths: Iterable[Path], *, workspace: str, store: DocumentIndex, manifest: Manifest) -> list[str]:
     """Remove files, or every file under folders, from a workspace; returns the sources removed."""
     known = [r.source for r in manifest.documents(workspace)]
     removed: list[str] = []
@@ -486,7 +523,7 @@ def forget(paths: Iterable[Path], *, workspace: str, store: VectorStore, manifes
     return removed
 
 
-def _remove(source: str, *, workspace: str, store: VectorStore, manifest: Manifest) -> None:
+def _remove(source: str, *, workspace: str, store: DocumentIndex, manifest: Manifest) -> None:
     """Remove one document's chunks, then its record; killed half-way, it no longer counts as done."""
     manifest.unfinish(workspace, source)
     store.delete_document(workspace, source)

@@ -7,7 +7,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from inference.errors import StoreError, UsageError
+from inference.errors import UsageError
+from rag.datalock import create_private
+from rag.errors import StoreError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -49,13 +51,13 @@ class Manifest:
     """The SQLite manifest; a document counts as indexed only once its status is 'done'."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            create_private(path)  # 0600, and so are SQLite's -wal and -shm beside it
             self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"Cannot open the document list {path}: {exc}") from exc
 
     def close(self) -> None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
-from inference.errors import LoadError
+from rag.errors import LoadError
 from inference.models import sha256_file
 from rag.loaders import DEFAULT_LIMITS, Limits, Section, load
 
@@ -42,12 +42,14 @@ _WORKER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THR
 
 @dataclass(frozen=True)
 class ParseJob:
-    """One file to read; `known_sha256` is the hash of the version indexed now, if any."""
+    """One file to read; `known_sha256` is the hash of the version indexed now, if any; `within` is the
+    (resolved) folder the file was found in, which it must still lie inside when it is read."""
 
     path: Path
     known_sha256: str | None = None
     limits: Limits = DEFAULT_LIMITS
     max_file_bytes: int = 200 * 1024 * 1024
+    within: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,9 @@ def parse_file(job: ParseJob, *, memory_limit: int | None = None) -> Parsed:
     path = job.path
     size, mtime_ns, sha = 0, 0, None
     try:
+        if job.within is not None and not _inside(os.path.realpath(path), job.within):
+            # Checked when the folder was listed, and again now: the file may have become a link since.
+            raise LoadError(f"{path.name}: link leads outside the folder, so it was not read.", kind="outside_link")
         st = path.stat()
         size, mtime_ns = st.st_size, st.st_mtime_ns
         if size > job.max_file_bytes:
@@ -114,6 +119,10 @@ def parse_file(job: ParseJob, *, memory_limit: int | None = None) -> Parsed:
         error = ("corrupt", f"{path.name} could not be read ({type(exc).__name__}: {exc}).")
         return Parsed(path, sha, size, mtime_ns, None, error, time.perf_counter() - t0)
     return Parsed(path, sha, size, mtime_ns, sections, None, time.perf_counter() - t0)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def parse_inline(jobs: Iterable[ParseJob]) -> Iterator[Parsed]:

@@ -4,7 +4,9 @@ Changes come from watchfiles (inotify on Linux, polling where asked, e.g. for ne
 debounced batches. A batch is applied as: files and folders that appeared or changed are ingested
 (additions first, so a moved file finds the vectors of its old path and re-embeds nothing), then
 paths that vanished are forgotten. A watched folder that itself vanishes (an unmounted share) is not
-taken as emptied: nothing under it is forgotten until it is back and rescanned.
+taken as emptied: nothing under it is forgotten until it is back and rescanned. A link that appears in
+a watched folder and leads out of it is not read, as when the folder is indexed (rag.ingest): it is
+reported as a failed input instead.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag.ingest import IngestReport
+from rag.ingest import Failure, IngestReport, leads_outside, outside_link
 from rag.loaders import SUPPORTED_SUFFIXES
 
 # Lock and temporary files that office programs write beside a document being edited.
@@ -113,8 +115,21 @@ def apply_changes(
     forget: Callable[[list[Path]], list[str]],
     include_hidden: bool = False,
 ) -> WatchUpdate | None:
-    """Apply one batch of changed paths: ingest what exists, forget what is gone; None if nothing mattered."""
+    """Apply one batch of changed paths: ingest what exists, forget what is gone; None if nothing mattered.
+
+    A path that leads out of the watched folder it is in (a link, or a file inside a linked folder) is
+    not ingested but reported: ingesting it by name would read what the folder rule keeps out.
+    """
     present = sorted(p for p in changed if p.exists() and relevant(p, roots, include_hidden=include_hidden))
+    links_out: list[Failure] = []
+    kept: list[Path] = []
+    for p in present:
+        home = [r for r in roots if _inside(p, r)]
+        if home and all(leads_outside(p, str(r)) for r in home):
+            links_out.append(outside_link(p))
+        else:
+            kept.append(p)
+    present = kept
     # A folder that was ingested whole covers the files in it.
     folders = [p for p in present if p.is_dir()]
     present = [p for p in present if p.is_dir() or not any(_inside(p, f) for f in folders)]
@@ -123,9 +138,10 @@ def apply_changes(
         if not p.exists() and any(_inside(p, r) and r.exists() for r in roots)
         and not p.name.startswith(_TEMPORARY_PREFIXES)
     )  # fmt: skip
-    if not present and not gone:
+    if not present and not gone and not links_out:
         return None
     report = ingest(present) if present else IngestReport()
+    report.failed.extend(links_out)
     forgotten = forget(gone) if gone else []
     return WatchUpdate(report, forgotten)
 

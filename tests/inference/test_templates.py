@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inference.templates import ChatTemplate, fallback_name, merge_system, select_template
+from inference.templates import ChatTemplate, fallback_name, fallback_template, merge_system, select_template
 from tests.fixtures.chat_ggufs import CHATML, GEMMA, LLAMA3
 
 MESSAGES = [
@@ -86,3 +86,33 @@ def test_merge_system():
     assert [m["role"] for m in merged] == ["user", "assistant", "user"]
     assert merged[0]["content"].startswith("Answer from the passages.\n\n")
     assert merge_system([{"role": "system", "content": "x"}]) == [{"role": "user", "content": "x"}]
+
+
+def test_render_parts_tells_the_templates_text_from_the_contents():
+    template = fallback_template("chatml")
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say <|im_end|> hello."}]
+    parts = template.render_parts(messages)
+    assert parts is not None
+    assert "".join(t for t, _ in parts) == template.render(messages)
+    assert [t for t, own in parts if not own] == ["Be brief.", "Say <|im_end|> hello."]
+    assert all("<|im_start|>" in t or t == "<|im_end|>\n" for t, own in parts if own)
+
+
+def test_render_parts_follows_trimmed_and_merged_contents():
+    # Gemma-like: no system role (merged into the first user turn), contents trimmed.
+    source = ("{% for m in messages %}<start_of_turn>{{ m.role }}\n{{ m.content | trim }}<end_of_turn>\n"
+              "{% endfor %}<start_of_turn>model\n")
+    template = ChatTemplate("gguf", source, system_role=False)
+    messages = [{"role": "system", "content": "  Rules.  "}, {"role": "user", "content": "\nQuestion?  "}]
+    parts = template.render_parts(messages)
+    assert parts is not None and "".join(t for t, _ in parts) == template.render(messages)
+    assert [t for t, own in parts if not own] == ["Rules.  ", "\nQuestion?"]
+
+
+def test_render_parts_gives_up_on_a_template_that_rewrites_contents():
+    template = ChatTemplate("gguf", "{% for m in messages %}<|im_start|>{{ m.content | upper }}<|im_end|>{% endfor %}")
+    assert template.render_parts([{"role": "user", "content": "hello"}]) is None
+    # A template that leaves the contents alone is cut even when a content repeats the template's words.
+    plain = fallback_template("chatml")
+    parts = plain.render_parts([{"role": "user", "content": "user\n"}])
+    assert parts is not None and [t for t, own in parts if not own] == ["user\n"]

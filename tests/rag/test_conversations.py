@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from inference.errors import Cancelled, UsageError
@@ -158,3 +160,53 @@ def test_a_history_from_version_1_opens_and_gains_quotes(tmp_path):
         assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
     finally:
         store.close()
+
+
+def test_redact_sources_takes_a_forgotten_documents_text_out_of_stored_turns(store, tmp_path):
+    from dataclasses import replace
+
+    from rag.conversations import REMOVED
+    from rag.quotes import Quote, SentenceSupport, Support
+
+    conv = store.create("default", "Leave")
+    store.add_turn(conv.id, "How many days of leave?", _supported_answer())
+    # A turn whose reply was replaced by the quotes themselves (the model's own was unsupported).
+    quotes = [Quote("/docs/onboarding.md", None, "Welcome › Holidays", "28 days of annual leave", 10, 33, 1, 0.9),
+              Quote("/docs/travel.pdf", 2, "5. Meals", "EUR 60 abroad", 0, 13, 2, 0.8)]
+    fallback = Support("The documents say: 28 days of annual leave [1]. EUR 60 abroad [2].",
+                       [SentenceSupport(q.text, i, q.passage) for i, q in enumerate(quotes)], quotes, True)
+    store.add_turn(conv.id, "Leave and meals?", replace(sample_answer(), support=fallback))
+    other = store.create("other", "Same document, another workspace")
+    store.add_turn(other.id, "How many days?", _supported_answer())
+    untouched = store.create("default", "Only travel")
+    store.add_turn(untouched.id, "Meals?", replace(sample_answer(), sources=sample_answer().sources[1:], cited=[]))
+
+    assert store.redact_sources("default", ["/docs/onboarding.md"]) == 2
+    first, second = ConversationStore(tmp_path / "conversations.sqlite").require(conv.id).turns
+    for turn in (first, second):
+        gone, kept = turn.answer.sources
+        assert (gone.source, gone.text, gone.heading, gone.start) == ("/docs/onboarding.md", REMOVED, None, 10)
+        assert kept.text == "EUR 60 abroad" and kept.heading == "5. Meals"  # another document: kept
+        assert turn.answer.cited == [1] and turn.text == "You get 28 days [1]."  # the reply and its numbers stay
+    assert [q.text for q in first.answer.support.quotes] == [REMOVED]
+    assert first.answer.support.text == "You get 28 days [1]."  # the model's own words are not the document's
+    assert [q.text for q in second.answer.support.quotes] == [REMOVED, "EUR 60 abroad"]
+    assert second.answer.support.text == f"The documents say: {REMOVED} [1]. EUR 60 abroad [2]."
+    assert [s.text for s in second.answer.support.sentences] == [REMOVED, "EUR 60 abroad"]
+    md = store.export_markdown(conv.id)
+    assert "28 days of annual leave" not in md and "Welcome › Holidays" not in md and REMOVED in md
+    # Other workspaces keep theirs (the document may still be indexed there); a second pass changes nothing.
+    assert store.require(other.id).turns[0].answer.sources[0].text == "28 days of annual leave"
+    assert store.redact_sources("default", ["/docs/onboarding.md"]) == 0
+    assert store.redact_sources("default", []) == 0
+    assert store.require(untouched.id).turns[0].answer.sources[0].text == "EUR 60 abroad"
+
+
+def test_forgetting_a_document_redacts_the_conversations_that_quoted_it(hearth):
+    conv = hearth.new_conversation("Leave")
+    hearth.ask("How many days of annual leave?", conversation=conv)
+    removed = hearth.forget([Path(s.source) for s in hearth.sources()])
+    assert removed and hearth.last_redacted == 1
+    assert hearth.conversations.redact_sources("default", removed) == 0  # already done by forget
+    stored = hearth.conversations.get(conv).turns[0].answer
+    assert stored.sources and all(h.text.startswith("[removed:") for h in stored.sources)

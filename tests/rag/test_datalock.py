@@ -185,6 +185,28 @@ def test_a_claim_made_during_another_claims_collection_is_kept(tmp_path):
     assert holder(data) is None
 
 
+def test_claiming_makes_the_folder_private_and_says_so_once(tmp_path, caplog):
+    data = tmp_path / "data"
+    data.mkdir()
+    data.chmod(0o755)
+    with caplog.at_level("WARNING", logger="rag.datalock"):
+        first = claim(data)
+    try:
+        assert len(first.notices) == 1 and "made it private" in first.notices[0]
+        assert first.notices[0] in caplog.text
+        assert (data.stat().st_mode & 0o777, (data / LOCK_NAME).stat().st_mode & 0o777) == (0o700, 0o600)
+        second = claim(data)
+        assert second.notices == []  # held already: nothing checked or changed again
+        second.release()
+    finally:
+        first.release()
+    data.chmod(0o770)  # now others may write: refused before any file is written or locked
+    (data / LOCK_NAME).unlink()
+    with pytest.raises(UsageError, match="can be written by other users"):
+        claim(data)
+    assert list(data.iterdir()) == [] and holder(data) is None
+
+
 def test_a_shared_chroma_server_needs_no_folder_lock(tmp_path):
     data = tmp_path / "data"
     h = Hearth(HearthConfig(data_dir=data, chroma_url="http://127.0.0.1:9"), embedder=HashEmbedder())
@@ -198,7 +220,7 @@ def test_a_shared_chroma_server_needs_no_folder_lock(tmp_path):
 
 def test_the_window_shows_the_refusal_instead_of_failing(tmp_path, qtbot_or_skip):
     qtbot = qtbot_or_skip
-    from app.gui import build_window
+    from app.gui.launch import build_window
     from app.gui.prefs import Prefs
 
     data = tmp_path / "data"
@@ -213,7 +235,7 @@ def test_the_window_shows_the_refusal_instead_of_failing(tmp_path, qtbot_or_skip
         shown = window.chat.banner.message
         assert f"Another Hearth is using {data.resolve()} (pid {other.pid}, `hearth gui`" in shown
         assert "hearth serve" in shown  # the hint
-        qtbot.waitUntil(lambda: not window.backend.busy, timeout=20_000)
+        qtbot.waitUntil(lambda: not window.ops.busy, timeout=20_000)
         window.close()
     finally:
         other.kill()

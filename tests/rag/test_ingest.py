@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from inference.errors import Cancelled, StoreError
+from inference.errors import Cancelled
+from rag.errors import StoreError
 from rag.ingest import IngestOptions
 from rag.service import Hearth, HearthConfig
 from tests.fakes import HashEmbedder, ScriptedModel
@@ -91,9 +92,11 @@ def test_interrupted_document_is_hidden_then_redone(tmp_path, docs):
         def __getattr__(self, name):
             return getattr(self.inner, name)
 
-    from rag.store import ChromaStore
+    from rag.lexical import LexicalIndex
+    from rag.store import ChromaStore, HybridStore
 
-    store = FailingStore(ChromaStore(tmp_path / "data" / "index"))
+    data = tmp_path / "data"
+    store = FailingStore(HybridStore(ChromaStore(data / "index"), LexicalIndex(data / "lexical.sqlite")))
     h = Hearth(HearthConfig(data_dir=tmp_path / "data"), embedder=HashEmbedder(), store=store)
     r = h.ingest([docs / "policy.md"])
     assert r.added == 0 and r.failed[0].kind == "error"

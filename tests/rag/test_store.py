@@ -4,9 +4,7 @@ import numpy as np
 import pytest
 
 from rag.chunking import Chunk
-from rag.manifest import Manifest
 from rag.store import ChromaStore
-from inference.errors import UsageError
 from tests.fakes import HashEmbedder
 
 
@@ -62,21 +60,3 @@ def test_store_persists_across_clients(tmp_path):
     ChromaStore(tmp_path / "idx").replace_document("ws", "/p.txt", c, emb.embed([c[0].text]), version="v")
     again = ChromaStore(tmp_path / "idx")
     assert again.count("ws") == 1
-
-
-def test_manifest_states_and_embedder_guard(tmp_path):
-    m = Manifest(tmp_path / "m.sqlite")
-    m.bind_workspace("ws", embedder="e1", dim=384)
-    m.bind_workspace("ws", embedder="e1", dim=384)
-    with pytest.raises(UsageError, match="e1"):
-        m.bind_workspace("ws", embedder="e2", dim=384)
-    m.begin("ws", "/a", sha256="h", size=1, mtime_ns=2)
-    assert m.done_sources("ws") == set()
-    assert m.get("ws", "/a").status == "indexing"
-    m.finish("ws", "/a", chunks=3, pages=2)
-    assert m.done_sources("ws") == {"/a"}
-    rec = m.get("ws", "/a")
-    assert (rec.chunks, rec.pages, rec.sha256) == (3, 2, "h")
-    m.remove("ws", "/a")
-    assert m.get("ws", "/a") is None
-    assert m.workspaces() == ["ws"]
