@@ -24,7 +24,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_unconfigure(config):
-    """End the test process as the app ends its own (app/gui/__init__.py `_exit`) once Qt was loaded.
+    """End the test process as the app ends its own (app/gui/launch.py `_exit`) once Qt was loaded.
 
     After the Qt tests, collecting third-party extension objects during interpreter shutdown has crashed
     (a refcount error while finalizing, exit 134) after every test had passed and the summary was

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QGuiApplication, QKeyEvent, QPalette, QTextDocument, QTextOption
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QGuiApplication, QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -15,22 +15,20 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSizePolicy,
-    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.gui import theme
-from app.gui.widgets import Banner, muted
+from app.gui.markdown_view import CODE_SPANS, MarkdownView
+from app.gui.widgets import Banner, muted, plain_label, plain_tooltip
 from rag.answer import Answer
 from rag.conversations import Conversation, Turn
 from rag.quotes import Quote, annotated
 from rag.store import Hit
 
-_NO_IMAGE = re.compile(r"!\[")
 _CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
-_FENCE = re.compile(r"(```.*?(?:```|$)|`[^`\n]*`)", re.S)
 
 
 def linkify_citations(markdown: str, n_sources: int) -> str:
@@ -42,67 +40,18 @@ def linkify_citations(markdown: str, n_sources: int) -> str:
             return m.group(0)
         return "\\[" + ", ".join(f"[{n}](cite:{n})" for n in numbers) + "\\]"
 
-    parts = _FENCE.split(markdown)
+    parts = CODE_SPANS.split(markdown)
     return "".join(p if i % 2 else _CITATION.sub(sub, p) for i, p in enumerate(parts))
 
 
 def place(hit: Hit) -> str:
     """File name, page and heading of a passage, for people."""
-    from PySide6.QtCore import QCoreApplication
-
     text = Path(hit.source).name
     if hit.page is not None:
         text += " · " + QCoreApplication.translate("Chat", "page {n}").format(n=hit.page)
     if hit.heading:
         text += " · " + hit.heading
     return text
-
-
-class MarkdownView(QTextBrowser):
-    """Read-only Markdown that is as tall as its text; links are reported, not followed."""
-
-    link_clicked = Signal(QUrl)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setOpenLinks(False)
-        self.setOpenExternalLinks(False)
-        self.anchorClicked.connect(self.link_clicked)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        self.viewport().setAutoFillBackground(False)
-        self.setStyleSheet("QTextBrowser { background: transparent; }")
-        self.document().setDocumentMargin(2)
-        self.document().contentsChanged.connect(self._fit)
-
-    def set_markdown(self, text: str) -> None:
-        """Show Markdown text, never raw HTML and never an image.
-
-        An answer is model output and may repeat what a document says: an image (`![x](/etc/passwd)`) or
-        an HTML tag would make the view read a local file just by showing it. Images are shown as their
-        text; HTML stays text.
-        """
-        features = QTextDocument.MarkdownFeature
-        self.document().setMarkdown(_NO_IMAGE.sub(r"\\![", text),
-                                    features.MarkdownDialectGitHub | features.MarkdownNoHTML)
-        self._fit()
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
-        super().resizeEvent(event)
-        self._fit()
-
-    def _fit(self) -> None:
-        doc = self.document()
-        doc.setTextWidth(max(50, self.viewport().width()))
-        h = int(doc.size().height()) + 4
-        if h != self.height():
-            self.setFixedHeight(h)
-
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
-        return QSize(400, self.height())
 
 
 class _PassageRow(QFrame):
@@ -114,7 +63,7 @@ class _PassageRow(QFrame):
         super().__init__(parent)
         self.setObjectName(name)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setToolTip(tooltip)
+        self.setToolTip(plain_tooltip(tooltip))
         self.lay = QVBoxLayout(self)
         self.lay.setContentsMargins(8, 4, 8, 4)
         self.lay.setSpacing(0)
@@ -136,7 +85,7 @@ class SourceRow(_PassageRow):
         super().__init__("sourceRow", self.tr("Open {file}").format(file=hit.source), parent)
         self._hit = hit
         self.number = number
-        head = QLabel(f"[{number}] {place(hit)}")
+        head = plain_label(f"[{number}] {place(hit)}")
         f = head.font()
         f.setBold(cited)
         head.setFont(f)
@@ -164,15 +113,16 @@ class QuoteRow(_PassageRow):
     document there with the quote highlighted (a PDF at its page, any other document as its text)."""
 
     def __init__(self, quote: Quote, parent: QWidget | None = None) -> None:
-        super().__init__("quoteRow", self.tr("Open {file} at this quote").format(file=quote.source), parent)
+        tooltip = QCoreApplication.translate("QuoteRow", "Open {file} at this quote").format(file=quote.source)
+        super().__init__("quoteRow", tooltip, parent)
         self.quote = quote
         self.lay.setContentsMargins(10, 4, 8, 4)
         text = " ".join(quote.text.split())
         # Whole, up to the longest quote the aligner makes of a line and its neighbours (600 characters);
         # only an overlong line (a table row, a wrapped code line) is cut, and its tooltip has it all.
-        self.text = QLabel(f"“{text[:_QUOTE_SHOWN]}{'…' if len(text) > _QUOTE_SHOWN else ''}”")
+        self.text = plain_label(f"“{text[:_QUOTE_SHOWN]}{'…' if len(text) > _QUOTE_SHOWN else ''}”")
         if len(text) > _QUOTE_SHOWN:
-            self.setToolTip(f"{text[:4000]}\n\n{self.toolTip()}")
+            self.setToolTip(plain_tooltip(f"{text[:4000]}\n\n{tooltip}"))
         self.text.setWordWrap(True)
         f = self.text.font()
         f.setItalic(True)
@@ -193,6 +143,7 @@ class TurnCard(QWidget):
     """A question, its answer as it streams, a status line and the sources."""
 
     source_clicked = Signal(object)
+    link_clicked = Signal(QUrl)  # a web or mail link in the answer (the window asks before opening it)
 
     def __init__(self, turn: Turn, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -201,7 +152,7 @@ class TurnCard(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 6, 0, 6)
         lay.setSpacing(4)
-        q = QLabel(turn.question)
+        q = plain_label(turn.question)
         q.setWordWrap(True)
         q.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         q.setObjectName("question")
@@ -218,7 +169,7 @@ class TurnCard(QWidget):
         self.body.link_clicked.connect(self._on_link)
         lay.addWidget(self.body)
         foot = QHBoxLayout()
-        self.status = muted()
+        self.status = muted()  # plain text: a failure's reason may name a file
         self.status.hide()
         foot.addWidget(self.status, 1)
         self.copy = QToolButton()
@@ -325,10 +276,8 @@ class TurnCard(QWidget):
                 return
             if 1 <= n <= len(self.turn.answer.sources):
                 self.source_clicked.emit(self.turn.answer.sources[n - 1])
-        elif url.scheme() in ("http", "https", "mailto"):  # never file: an answer must not open local files
-            from PySide6.QtGui import QDesktopServices
-
-            QDesktopServices.openUrl(url)
+        elif url.scheme().lower() in ("http", "https", "mailto"):  # never file: no local files from an answer
+            self.link_clicked.emit(url)
 
 
 class PromptEdit(QPlainTextEdit):
@@ -363,6 +312,7 @@ class ChatView(QWidget):
     send_requested = Signal(str)
     stop_requested = Signal()
     source_clicked = Signal(object)
+    link_clicked = Signal(QUrl)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -419,7 +369,7 @@ class ChatView(QWidget):
         icon.setPixmap(theme.app_icon().pixmap(72, 72))
         icon.setAlignment(Qt.AlignmentFlag.AlignCenter)
         v.addWidget(icon)
-        self.empty_title = QLabel()
+        self.empty_title = plain_label()  # names the workspace as the user typed it
         self.empty_title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         f = self.empty_title.font()
         f.setPointSizeF(f.pointSizeF() * 1.3)
@@ -462,6 +412,7 @@ class ChatView(QWidget):
     def _add_card(self, turn: Turn) -> TurnCard:
         card = TurnCard(turn)
         card.source_clicked.connect(self.source_clicked)
+        card.link_clicked.connect(self.link_clicked)
         self.column.insertWidget(self.column.count() - 1, card)
         self.cards.append(card)
         return card

@@ -1,7 +1,9 @@
-"""The hardware panel: devices with their memory, the chat model's memory plan, runtime status."""
+"""The hardware panel: devices with their memory and role (used, hidden, unsupported, unused, and why), what
+Hearth hid from ROCm for itself, the chat model's memory plan, runtime status."""
 
 from __future__ import annotations
 
+import html
 import time
 from typing import Any
 
@@ -19,9 +21,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui import theme
-from app.gui.widgets import PartsBar, dot, human_bytes, muted, title
+from app.gui.widgets import PartsBar, dot, muted, title
+from inference.budget import format_bytes
 
 _STATUS_COLOUR = {"ok": theme.OK, "info": theme.OK, "warn": theme.WARN, "fail": theme.ERROR, "error": theme.ERROR}
+_GREY = QColor("#868e96")
+_ROLE_COLOUR = {"used": theme.OK, "hidden": _GREY, "unsupported": theme.ERROR, "unused": _GREY}
 
 
 class HardwarePanel(QScrollArea):
@@ -67,6 +72,12 @@ class HardwarePanel(QScrollArea):
         self._lay.addWidget(self._header(time.strftime("%H:%M:%S")))
         gpus, npus = snap.get("gpus") or [], snap.get("npus") or []
         self.device_names = [g.get("name") or "?" for g in gpus] + [n.get("name") or "?" for n in npus]
+        selection = snap.get("gpu_selection") or {}
+        if len(gpus) > 1 or selection.get("hidden_by_hearth"):
+            summary = muted(selection.get("summary") or "")
+            summary.setWordWrap(True)
+            summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self._lay.addWidget(summary)
         for g in gpus:
             self._lay.addWidget(self._gpu(g))
         for n in npus:
@@ -104,7 +115,19 @@ class HardwarePanel(QScrollArea):
         facts.append(self.tr("driver {name}").format(name=g.get("driver") or self.tr("none")))
         if g.get("rocm_supported") is not None:
             facts.append(self.tr("ROCm: yes") if g["rocm_supported"] else self.tr("ROCm: no"))
+        if g.get("rocm_index") is not None:
+            facts.append(self.tr("ROCm device {n}").format(n=g["rocm_index"]))
         lay.addWidget(muted(" · ".join(facts)))
+        if g.get("role"):  # used / hidden / unsupported / unused, and why (inference.gpu_select)
+            role_row = QHBoxLayout()
+            role_row.addWidget(dot(_ROLE_COLOUR.get(g["role"], _GREY)), 0, Qt.AlignmentFlag.AlignTop)
+            names = {"used": self.tr("Used"), "hidden": self.tr("Hidden from ROCm"),
+                     "unsupported": self.tr("Not usable by ROCm"), "unused": self.tr("Not used")}
+            role = html.escape(names.get(g["role"], g["role"]))
+            text = QLabel(f"<b>{role}</b>: {html.escape(g.get('role_reason') or '')}")
+            text.setWordWrap(True)
+            role_row.addWidget(text, 1)
+            lay.addLayout(role_row)
         grid = QGridLayout()
         grid.setHorizontalSpacing(8)
         row = 0
@@ -120,7 +143,7 @@ class HardwarePanel(QScrollArea):
                 name.setToolTip(self.tr("Models are loaded into this memory"))
             grid.addWidget(name, row, 0)
             grid.addWidget(bar, row, 1)
-            grid.addWidget(muted(f"{human_bytes(used)} / {human_bytes(total)}"), row, 2)
+            grid.addWidget(muted(f"{format_bytes(used)} / {format_bytes(total)}"), row, 2)
             row += 1
         if row:
             grid.setColumnStretch(1, 1)
@@ -163,7 +186,7 @@ class HardwarePanel(QScrollArea):
             bar = PartsBar()
             bar.set_parts([(used, theme.ACCENT, "")], ram["total"])
             row.addWidget(bar, 1)
-            row.addWidget(muted(f"{human_bytes(used)} / {human_bytes(ram['total'])}"))
+            row.addWidget(muted(f"{format_bytes(used)} / {format_bytes(ram['total'])}"))
             lay.addLayout(row)
         return box
 
@@ -191,7 +214,7 @@ class HardwarePanel(QScrollArea):
                  "embedder": self.tr("embedder")}
         for key, colour in theme.PLAN_COLOURS.items():
             legend.addWidget(dot(colour, 9))
-            legend.addWidget(muted(f"{names[key]} {human_bytes(plan.get(key))}"))
+            legend.addWidget(muted(f"{names[key]} {format_bytes(plan.get(key))}"))
         legend.addStretch(1)
         lay.addLayout(legend)
         actual = (snap.get("actual") or {}).get("n_gpu_layers")
@@ -218,11 +241,11 @@ class HardwarePanel(QScrollArea):
         row.addWidget(QLabel(label))
         bar = PartsBar(height=18)
         need = sum(v for _, v in parts)
-        bar.set_parts([(v, theme.PLAN_COLOURS[k], f"{k}: {human_bytes(v)}") for k, v in parts], capacity or need)
+        bar.set_parts([(v, theme.PLAN_COLOURS[k], f"{k}: {format_bytes(v)}") for k, v in parts], capacity or need)
         row.addWidget(bar, 1)
-        text = human_bytes(need)
+        text = format_bytes(need)
         if capacity:
-            text = self.tr("{need} of {free} free").format(need=human_bytes(need), free=human_bytes(capacity))
+            text = self.tr("{need} of {free} free").format(need=format_bytes(need), free=format_bytes(capacity))
         row.addWidget(muted(text))
         return w
 
@@ -254,7 +277,7 @@ class HardwarePanel(QScrollArea):
         verdict = (check or {}).get("verdict", "ok")
         row = QHBoxLayout()
         row.addWidget(dot(_STATUS_COLOUR.get(verdict, theme.OK)))
-        row.addWidget(QLabel(f"<b>{name}</b> — {detail}"), 1)
+        row.addWidget(QLabel(f"<b>{html.escape(name)}</b> — {html.escape(detail)}"), 1)
         lay.addLayout(row)
         if check and verdict != "ok":
             lay.addWidget(muted(check.get("detail", "")))
@@ -271,7 +294,7 @@ class HardwarePanel(QScrollArea):
         for c in snap.get("checks") or []:
             row = QHBoxLayout()
             row.addWidget(dot(_STATUS_COLOUR.get(c.get("verdict"), theme.OK)), 0, Qt.AlignmentFlag.AlignTop)
-            text = QLabel(f"<b>{c.get('name', '')}</b>: {c.get('detail', '')}")
+            text = QLabel(f"<b>{html.escape(c.get('name', ''))}</b>: {html.escape(c.get('detail', ''))}")
             text.setWordWrap(True)
             row.addWidget(text, 1)
             lay.addLayout(row)
@@ -311,6 +334,7 @@ def _bold(text: str) -> QLabel:
 
 def _advice(text: str, colour: QColor) -> QLabel:
     label = QLabel("→ " + text)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # advice names variables like HSA_OVERRIDE_GFX_VERSION_<node>
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     _colour(label, colour)

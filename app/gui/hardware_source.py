@@ -1,6 +1,7 @@
 """What the hardware panel shows: the JSON of `hearth hw --json`, made by the same functions (no Qt here).
 
-    machine.to_json()                 gpus, npus, cpu, ram, runtimes, driver, rocm, checks, ...
+    inference.checklist.report()      gpus (each with role, role_reason, advice), npus, cpu, ram, runtimes,
+                                      driver, rocm, gpu_selection (what Hearth hid for itself), checks, ...
     + "plan":  MemoryPlan.to_json()   the chat model's memory plan on this machine (None without a model)
     + "plan_error": str | None        why there is no plan
     + "actual": LoadReport.to_json()  what llama.cpp really allocated, once the model is loaded (else None)
@@ -22,11 +23,13 @@ def snapshot(
     load_report: Any = None,
 ) -> dict[str, Any]:
     """Detect the machine (HEARTH_SYSFS_ROOT is honoured) and plan the model on it."""
-    from app import hw
+    from inference.checklist import plan_check, report
+    from inference.gpu_select import hide_unusable_gpus
     from inference.hardware import detect
 
+    hide_unusable_gpus()  # as Hearth does before its runtimes start: the probe below loads llama.cpp
     machine = detect()
-    out = machine.to_json()
+    out = report(machine)
     out["plan"] = None
     out["plan_error"] = None
     out["actual"] = load_report.to_json() if load_report is not None else None
@@ -37,5 +40,5 @@ def snapshot(
             out["plan_error"] = str(exc)
         else:
             out["plan"] = plan.to_json()
-            out["checks"].append(hw.plan_check(plan).to_json())
+            out["checks"].append(plan_check(plan).to_json())
     return out

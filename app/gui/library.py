@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui import theme
-from app.gui.backend import FileResult, FileStage, Queued
-from app.gui.widgets import Banner, muted, title
+from app.gui.operations import FileResult, FileStage, Queued
+from app.gui.widgets import Banner, muted, plain_tooltip, title
 from rag.ingest import IngestReport, Progress
 from rag.manifest import DocumentRecord
 
@@ -35,7 +35,7 @@ _COL_NAME, _COL_STATUS, _COL_CHUNKS = 0, 1, 2
 
 
 class LibraryPanel(QWidget):
-    """Documents of the current workspace; emits the user's requests, shows what the backend reports."""
+    """Documents of the current workspace; emits the user's requests, shows what the operations report."""
 
     add_files_requested = Signal()
     add_folder_requested = Signal()
@@ -163,7 +163,7 @@ class LibraryPanel(QWidget):
         self.watched.clear()
         for folder in folders:
             item = QTreeWidgetItem([Path(folder).name or folder, self.tr("starting…")])
-            item.setToolTip(0, folder)
+            item.setToolTip(0, plain_tooltip(folder))
             item.setData(0, Qt.ItemDataRole.UserRole, folder)
             self.watched.addTopLevelItem(item)
         self.watched.setVisible(bool(folders))
@@ -175,7 +175,7 @@ class LibraryPanel(QWidget):
         for i in range(self.watched.topLevelItemCount()):
             item = self.watched.topLevelItem(i)
             item.setText(1, text)
-            item.setToolTip(1, tooltip or text)
+            item.setToolTip(1, plain_tooltip(tooltip or text))
             item.setForeground(1, QBrush(colour) if colour else self.palette().brush(QPalette.ColorRole.Text))
 
     def watch_state(self) -> str:
@@ -214,7 +214,7 @@ class LibraryPanel(QWidget):
         item = self.rows.get(source)
         return None if item is None else item.data(_COL_STATUS, Qt.ItemDataRole.UserRole)
 
-    # What the backend reports.
+    # What the operations report.
     def set_documents(self, records: Sequence[DocumentRecord]) -> None:
         """Show the index's documents (rows of a running batch keep their live status)."""
         live = {s for s, item in self.rows.items()
@@ -322,8 +322,8 @@ class LibraryPanel(QWidget):
         tip = source if not reason else f"{source}\n{reason}"
         if pages:
             tip += "\n" + self.tr("{n} pages").format(n=pages)
-        item.setToolTip(_COL_NAME, tip)
-        item.setToolTip(_COL_STATUS, reason or label)
+        item.setToolTip(_COL_NAME, plain_tooltip(tip))  # file names and reasons are shown as they are
+        item.setToolTip(_COL_STATUS, plain_tooltip(reason or label))
         if chunks is not None:
             item.setText(_COL_CHUNKS, str(chunks))
             item.setData(_COL_CHUNKS, Qt.ItemDataRole.UserRole, chunks)

@@ -1,6 +1,8 @@
 """The GUI's handle on the core: the `Hearth` service, its executors, and one method per user action.
 
-Every method returns a `Job` at once; the work runs on the executor of the resource it uses:
+The actions themselves are the core's (`Hearth`: the CLI and the API have the same ones); this module
+only runs them off the GUI thread and turns their progress into events the widgets show. Every method
+returns a `Job` at once; the work runs on the executor of the resource it uses:
 `index` writes the document index (ingest, forget, re-index), `model` runs the chat model (load,
 answer), `reader` does short reads (document lists, the model library, hardware). Reads may run while
 the index is being written: the manifest (SQLite, serialized) and ChromaDB allow concurrent readers,
@@ -9,8 +11,6 @@ which is what lets a user ask a question while a folder is still being indexed.
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,8 +20,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from app.gui.worker import Job, JobState, SerialExecutor
-from inference.errors import Cancelled, UsageError
-from rag.ingest import Progress, discover
+from inference.errors import Cancelled
+from rag.ingest import IngestReport, Progress, discover
 from rag.service import Hearth, HearthConfig
 
 HearthFactory = Callable[[HearthConfig], Hearth]
@@ -75,7 +75,7 @@ class Token:
     text: str
 
 
-class Backend(QObject):
+class Operations(QObject):
     """The core service plus executors; rebuilt parts (`reconfigure`) take effect for the next job."""
 
     config_changed = Signal()
@@ -187,7 +187,7 @@ class Backend(QObject):
         def run(state: JobState) -> dict[str, Any]:
             from app.gui.hardware_source import snapshot
 
-            path = _plan_model_path(hearth, model if model is not None else config.chat_model)
+            path = hearth.model_to_plan(model)
             report = getattr(loaded, "load_report", None) if loaded is not None else None
             return snapshot(model_path=path, n_ctx=n_ctx or config.n_ctx, n_gpu_layers=n_gpu_layers,
                             load_report=report)
@@ -212,16 +212,7 @@ class Backend(QObject):
     def export_conversation(self, conv_id: int, path: Path) -> Job:
         """Write a conversation as Markdown to `path`."""
         hearth = self.hearth
-
-        def run(state: JobState) -> Path:
-            text = hearth.conversations.export_markdown(conv_id)
-            try:
-                path.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"Cannot write {path}: {exc.strerror}.") from exc
-            return path
-
-        return self.reader.submit("export-conversation", run)
+        return self.reader.submit("export-conversation", lambda s: hearth.export_conversation(conv_id, path))
 
     def _write(self, name: str, fn) -> Job:
         """Submit an index write: on the index executor, holding the index lock."""
@@ -254,7 +245,8 @@ class Backend(QObject):
         def run(state: JobState):
             files, refused, _ = discover(list(paths), include_hidden=hearth.config.ingest.include_hidden)
             state.progress(Queued([str(f.resolve()) for f in files], [(f.source, f.error) for f in refused]))
-            return _ingest_with_events(hearth, paths, workspace, state)
+            return _with_file_events(hearth, workspace, state, lambda progress, cancel: hearth.ingest(
+                paths, workspace=workspace, progress=progress, cancel=cancel))
 
         return self._write("ingest", run)
 
@@ -266,69 +258,23 @@ class Backend(QObject):
     def reindex(self, sources: Sequence[str], workspace: str) -> Job:
         """Drop documents' passages and read them again."""
         hearth = self.hearth
+        queued = Queued([str(Path(x).resolve()) for x in sources], [])
 
         def run(state: JobState):
-            existing = [Path(x) for x in sources if Path(x).exists()]
-            missing = [x for x in sources if not Path(x).exists()]
-            if missing:
-                raise UsageError(f"{Path(missing[0]).name} no longer exists, so it cannot be read again.",
-                                 hint="Remove it from the library instead.")
-            hearth.forget(existing, workspace=workspace)
-            state.progress(Queued([str(p.resolve()) for p in existing], []))
-            return _ingest_with_events(hearth, existing, workspace, state)
+            return _with_file_events(hearth, workspace, state, lambda progress, cancel: hearth.reindex(
+                sources, workspace=workspace, progress=progress, cancel=cancel), queued=queued)
 
         return self._write("reindex", run)
 
     def delete_workspace(self, workspace: str) -> Job:
         """Remove every document of a workspace from the index."""
         hearth = self.hearth
-
-        def run(state: JobState) -> list[str]:
-            sources = [d.source for d in hearth.sources(workspace=workspace)]
-            removed = hearth.forget([Path(s) for s in sources], workspace=workspace) if sources else []
-            hearth.conversations.delete_workspace(workspace)
-            return removed
-
-        return self._write("delete-workspace", run)
+        return self._write("delete-workspace", lambda s: hearth.delete_workspace(workspace))
 
     def add_model(self, path: Path) -> Job:
-        """Put a .gguf into the models folder: a hard link when possible, else a copy (cancellable)."""
-        models_dir = self.config.models_dir
-
-        def run(state: JobState) -> Path:
-            from inference.library import read_model_card
-
-            read_model_card(path)  # refuse a file that is not a readable GGUF before copying gigabytes
-            models_dir.mkdir(parents=True, exist_ok=True)
-            target = models_dir / path.name
-            if target.exists():
-                if target.resolve() == path.resolve() or target.stat().st_size == path.stat().st_size:
-                    return target
-                raise UsageError(f"The models folder already has a different {path.name}.",
-                                 hint="Rename the file and drop it again.")
-            try:
-                os.link(path, target)
-                return target
-            except OSError:
-                pass
-            part = target.with_name(target.name + ".part")
-            total = max(1, path.stat().st_size)
-            done = 0
-            try:
-                with path.open("rb") as src, part.open("wb") as dst:
-                    while block := src.read(16 << 20):
-                        if state.cancel():
-                            raise Cancelled("Copying the model stopped.")
-                        dst.write(block)
-                        done += len(block)
-                        state.progress(done / total)
-                part.replace(target)
-            finally:
-                part.unlink(missing_ok=True)
-            shutil.copystat(path, target)
-            return target
-
-        return self.reader.submit("add-model", run)
+        """Put a .gguf into the models folder (cancellable; progress: the share copied, 0..1)."""
+        hearth = self.hearth
+        return self.reader.submit("add-model", lambda s: hearth.add_model(path, progress=s.progress, cancel=s.cancel))
 
     # The chat model.
     def load_model(self) -> Job:
@@ -365,24 +311,16 @@ class Backend(QObject):
         return self.model.submit("ask", run)
 
 
-def _plan_model_path(hearth: Hearth, key: str | None) -> Path | None:
-    """The GGUF to plan for, without preparing a built-in model (that happens when it is loaded)."""
-    from inference.models import CHAT_MODELS, DEFAULT_CHAT_MODEL
-
-    name = key or DEFAULT_CHAT_MODEL
-    try:
-        if name in CHAT_MODELS:
-            entry = next((m for m in hearth.library.models() if m.key == name), None)
-            return entry.path if entry is not None else None
-        return hearth.resolve_model_path(name)
-    except Exception:  # noqa: BLE001 - a model that cannot be found means no plan, not a failed panel
-        return None
+IngestCall = Callable[[Callable[[Progress], None], Callable[[], bool]], IngestReport]
 
 
-def _ingest_with_events(hearth: Hearth, paths: Sequence[Path], workspace: str, state: JobState):
-    """Run the core's ingest, adding per-file FileStage / FileResult events to its Progress."""
+def _with_file_events(hearth: Hearth, workspace: str, state: JobState, run: IngestCall, *,
+                      queued: Queued | None = None) -> IngestReport:
+    """Run a core call that indexes (`run(progress, cancel)`), adding per-file FileStage / FileResult events
+    to its Progress; `queued` goes first, once the core has started (it checks its inputs before that)."""
     workspace = workspace.strip()
     current: list[str | None] = [None]
+    pending = [queued] if queued is not None else []
 
     def settle() -> None:
         # The file whose turn just ended: indexed now, or failed (the reason comes with the report).
@@ -393,6 +331,8 @@ def _ingest_with_events(hearth: Hearth, paths: Sequence[Path], workspace: str, s
             current[0] = None
 
     def progress(p: Progress) -> None:
+        while pending:
+            state.progress(pending.pop())
         source = str(Path(p.current).resolve()) if p.current is not None else None
         if source != current[0]:
             settle()
@@ -403,7 +343,7 @@ def _ingest_with_events(hearth: Hearth, paths: Sequence[Path], workspace: str, s
         state.progress(p)
 
     try:
-        return hearth.ingest(paths, workspace=workspace, progress=progress, cancel=state.cancel)
+        return run(progress, state.cancel)
     except Cancelled:
         settle()  # the core checks for cancel between files: the last one started has finished
         raise

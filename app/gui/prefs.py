@@ -2,18 +2,24 @@
 
 Only this module reads and writes the file. Its keys are the attributes below; `version` allows
 migrating them later. (Core settings will move to the TOML `Settings` of STYLE §7 when it exists.)
+The choices made in Settings reach the core only through app/config.py (`hearth_config_for`).
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from app.config import ENV_DATA_DIR, Requested, hearth_config
+from rag.config import HearthConfig
+
 VERSION = 1
-AUTO = -1  # gpu_layers: let the memory plan choose
+AUTO = -1  # gpu_layers: let the memory plan choose (HearthConfig.n_gpu_layers None: the core plans it)
 
 
 def default_path() -> Path:
@@ -90,3 +96,33 @@ class Prefs:
                           lambda self, v: self._s.setValue("server/enabled", bool(v)))
     language = property(lambda self: self._get("ui/language", "", str),
                         lambda self, v: self._s.setValue("ui/language", v or ""))
+
+    def requested(self, *, data_dir: bool = True) -> Requested:
+        """The choices made in Settings, as app.config takes them (`data_dir`: include the data folder)."""
+        folder = self.data_dir if data_dir else None
+        return Requested(
+            data_dir=Path(folder).expanduser() if folder else None,
+            chat_model=self.chat_model,
+            n_ctx=self.n_ctx,
+            n_gpu_layers=None if self.gpu_layers == AUTO else max(0, self.gpu_layers),
+            chunk_tokens=self.chunk_tokens,
+        )
+
+
+def hearth_config_for(prefs: Prefs, flags: Requested = Requested(), *, chosen_now: bool = False,
+                      env: Mapping[str, str] | None = None, policy: Any = None) -> HearthConfig:
+    """The core's configuration for the window: the flags it was started with and the choices in Settings,
+    then the HEARTH_* variables and the administrator's policy (app.config.hearth_config).
+
+    At start the flags win over the saved choices, and a saved data folder counts only when neither a flag
+    nor HEARTH_DATA_DIR names one; choices made just now in Settings (`chosen_now`) win over the flags.
+    A data folder set by the policy is used whatever was saved (Settings cannot change it).
+    """
+    from app.policy import load_policy
+
+    env = os.environ if env is None else env
+    policy = load_policy() if policy is None else policy
+    saved_folder = policy.data_dir is None and (chosen_now or not env.get(ENV_DATA_DIR))
+    saved = prefs.requested(data_dir=saved_folder)
+    requested = saved.over(flags) if chosen_now else flags.over(saved)
+    return hearth_config(requested, env=env, policy=policy)

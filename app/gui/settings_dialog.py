@@ -24,9 +24,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui import theme
-from app.gui.backend import Backend
+from app.gui.operations import Operations
 from app.gui.prefs import AUTO, Prefs
-from app.gui.widgets import Banner, human_bytes, muted
+from app.gui.widgets import Banner, esc, muted, plain_tooltip
+from inference.budget import format_bytes
 
 CONTEXT_SIZES = (2048, 4096, 8192, 16384, 32768)
 LANGUAGES = (("", "System"), ("en", "English"), ("ru", "Русский"))
@@ -35,11 +36,11 @@ LANGUAGES = (("", "System"), ("en", "English"), ("ru", "Русский"))
 class SettingsDialog(QDialog):
     """Edits Prefs; the caller applies them (a new service object) when the dialog is accepted."""
 
-    def __init__(self, prefs: Prefs, backend: Backend, *, data_dir: Path, parent: QWidget | None = None) -> None:
+    def __init__(self, prefs: Prefs, ops: Operations, *, data_dir: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Settings"))
         self.prefs = prefs
-        self.backend = backend
+        self.ops = ops
         self._models: list[Any] = []
         form = QFormLayout(self)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -83,7 +84,7 @@ class SettingsDialog(QDialog):
         row.addWidget(self.layers)
         row.addStretch(1)
         form.addRow(self.tr("GPU layers"), layers)
-        self.preview = muted(self.tr("Working out the memory plan…"))
+        self.preview = muted(self.tr("Working out the memory plan…"), rich=True)  # every text set in it is escaped
         form.addRow("", self.preview)
 
         self.embedder = QComboBox()
@@ -137,7 +138,7 @@ class SettingsDialog(QDialog):
         self._timer.setInterval(250)
         self._timer.timeout.connect(self._preview)
         self._preview_job = None
-        job = backend.list_models()
+        job = ops.list_models()
         job.finished.connect(self._set_models)
         job.failed.connect(lambda f: self.banner.show_message(f.message, f.hint))
 
@@ -168,14 +169,14 @@ class SettingsDialog(QDialog):
             label = m.key
             card = getattr(m, "card", None)
             if card is not None:
-                label += f" — {card.quantisation}, {human_bytes(card.file_size)}"
+                label += f" — {card.quantisation}, {format_bytes(card.file_size)}"
             if m.default:
                 label += " " + self.tr("(default)")
             if m.error:
                 label += " " + self.tr("(unavailable)")
             self.model.addItem(label, m.key)
             if m.error:
-                self.model.setItemData(self.model.count() - 1, m.error, Qt.ItemDataRole.ToolTipRole)
+                self.model.setItemData(self.model.count() - 1, plain_tooltip(m.error), Qt.ItemDataRole.ToolTipRole)
         current = self.prefs.chat_model or next((m.key for m in models if m.default), None)
         self.model.setCurrentIndex(max(0, self.model.findData(current)))
         self.model.blockSignals(False)
@@ -188,28 +189,28 @@ class SettingsDialog(QDialog):
         key = self.model.currentData()
         if key is None:
             return
-        self.preview.setText(self.tr("Working out the memory plan…"))
-        job = self.backend.hardware(model=key, n_ctx=self.ctx.currentData(),
+        self.preview.setText(esc(self.tr("Working out the memory plan…")))
+        job = self.ops.hardware(model=key, n_ctx=self.ctx.currentData(),
                                     n_gpu_layers=self.layers.value() if self.manual.isChecked() else None)
         self._preview_job = job
         job.finished.connect(lambda snap, j=job: self._show_preview(j, snap))
-        job.failed.connect(lambda f: self.preview.setText(f.message))
+        job.failed.connect(lambda f: self.preview.setText(esc(f.message)))
 
     def _show_preview(self, job: Any, snap: dict[str, Any]) -> None:
         if job is not self._preview_job:
             return  # an older preview
         plan = snap.get("plan")
         if not plan:
-            self.preview.setText(snap.get("plan_error") or self.tr("No plan for this model."))
+            self.preview.setText(esc(snap.get("plan_error") or self.tr("No plan for this model.")))
             return
         gpu = plan.get("gpu") or {}
         cpu = plan.get("cpu") or {}
         text = self.tr("{layers} of {total} layers on the GPU · GPU {gpu} · RAM {ram}").format(
             layers=plan.get("n_gpu_layers", 0), total=plan.get("n_layers", "?"),
-            gpu=human_bytes(gpu.get("need", 0)), ram=human_bytes(cpu.get("need", 0)))
+            gpu=format_bytes(gpu.get("need", 0)), ram=format_bytes(cpu.get("need", 0)))
         verdict = self.tr("fits") if plan.get("fits") else self.tr("does not fit")
         colour = theme.OK if plan.get("fits") else theme.ERROR
-        self.preview.setText(f"{text} — <span style='color:{colour.name()}'><b>{verdict}</b></span>")
+        self.preview.setText(f"{esc(text)} — <span style='color:{colour.name()}'><b>{esc(verdict)}</b></span>")
         if self.auto.isChecked():
             self.layers.blockSignals(True)
             self.layers.setValue(int(plan.get("n_gpu_layers", 0)))

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui.widgets import title
+from app.gui.widgets import plain_tooltip, title
 from rag.conversations import Conversation
 
 
@@ -82,7 +82,7 @@ class Sidebar(QWidget):
             item = QListWidgetItem(labels.get(name, name))
             item.setData(Qt.ItemDataRole.UserRole, name)
             if labels.get(name, name) != name:
-                item.setToolTip(self.tr("Command-line name: {name}").format(name=name))
+                item.setToolTip(plain_tooltip(self.tr("Command-line name: {name}").format(name=name)))
             self.workspaces.addItem(item)
             if name == current:
                 self.workspaces.setCurrentItem(item)
@@ -95,7 +95,7 @@ class Sidebar(QWidget):
         for conv in chats:
             item = QListWidgetItem(conv.title)
             item.setData(Qt.ItemDataRole.UserRole, conv.id)
-            item.setToolTip(conv.title)
+            item.setToolTip(plain_tooltip(conv.title))  # a question asked, maybe pasted from a document
             self.chats.addItem(item)
             if conv.id == current:
                 self.chats.setCurrentItem(item)

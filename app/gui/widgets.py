@@ -1,4 +1,10 @@
-"""Small widgets shared by the panels: the inline error banner, a bar with parts, section titles."""
+"""Small widgets shared by the panels: the inline error banner, a bar with parts, section titles, and the
+plain-text helpers for anything that shows a document's or a model's words.
+
+Qt reads a label's or tooltip's text as HTML when it looks like HTML, and then loads the images it names
+(`<img src="/dev/zero">` in a heading would read that file): text from documents, answers, file names or
+models is always set as plain text (`plain_label`, `muted`, `plain_tooltip`, `confirm`).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QSizePolicy, QToolButton, QWidget
 
 from app.gui import theme
 
@@ -99,18 +105,44 @@ class PartsBar(QWidget):
         p.end()
 
 
+def plain_label(text: str = "") -> QLabel:
+    """A label that shows its text as it is, never as HTML."""
+    label = QLabel()
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(text)
+    return label
+
+
+def plain_tooltip(text: str) -> str:
+    """A tooltip that shows `text` as it is (tooltips have no text format: HTML in it is escaped)."""
+    if not text:
+        return ""
+    return "<qt>" + _esc(text).replace("\n", "<br>") + "</qt>"
+
+
+def confirm(parent: QWidget | None, title_text: str, text: str, *, default_yes: bool = False) -> bool:
+    """Ask a yes/no question whose text is shown as it is (it may hold a path or a link); True on Yes."""
+    yes, no = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.No
+    box = QMessageBox(QMessageBox.Icon.Question, title_text, text, yes | no, parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setDefaultButton(yes if default_yes else no)
+    return box.exec() == yes
+
+
 def title(text: str) -> QLabel:
     """A small bold section title."""
-    label = QLabel(text)
+    label = plain_label(text)
     f = label.font()
     f.setBold(True)
     label.setFont(f)
     return label
 
 
-def muted(text: str = "") -> QLabel:
-    """A label in the placeholder colour, wrapping."""
-    label = QLabel(text)
+def muted(text: str = "", *, rich: bool = False) -> QLabel:
+    """A label in the placeholder colour, wrapping; plain text unless `rich` (then its caller escapes)."""
+    label = QLabel()
+    label.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
+    label.setText(text)
     label.setWordWrap(True)
     pal = label.palette()
     pal.setColor(QPalette.ColorRole.WindowText, pal.color(QPalette.ColorRole.PlaceholderText))
@@ -126,15 +158,8 @@ def dot(colour: QColor, size: int = 10) -> QLabel:
     return label
 
 
-def human_bytes(n: float | None) -> str:
-    """1.5 GiB, 384 MiB, ..."""
-    if n is None:
-        return "?"
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}" if unit == "GiB" else f"{n / size:.0f} {unit}"
-    return f"{int(n)} B"
-
-
 def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+esc = _esc  # for the few labels that mix markup of ours with text of others

@@ -20,7 +20,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl  # noqa: E402
 from PySide6.QtGui import QDragEnterEvent, QDropEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.gui import ScreenshotPlan, Shooter, build_window  # noqa: E402
+from app.gui.launch import ScreenshotPlan, Shooter, build_window  # noqa: E402
 from app.gui.chat import QuoteRow, SourceRow, linkify_citations  # noqa: E402
 from app.gui.prefs import Prefs  # noqa: E402
 from inference.errors import Cancelled  # noqa: E402
@@ -102,7 +102,7 @@ class App:
 
     def idle(self) -> None:
         """Wait until no job is queued or running."""
-        self.qtbot.waitUntil(lambda: not self.window.backend.busy, timeout=WAIT)
+        self.qtbot.waitUntil(lambda: not self.window.ops.busy, timeout=WAIT)
 
     def drop(self, *paths: Path, on=None) -> None:
         """Drop paths on a widget of the window (default: the question box)."""
@@ -127,7 +127,7 @@ class App:
         from app.gui.settings_dialog import SettingsDialog
 
         w = self.window
-        dialog = SettingsDialog(w.prefs, w.backend, data_dir=w.backend.config.data_dir, parent=w)
+        dialog = SettingsDialog(w.prefs, w.ops, data_dir=w.ops.config.data_dir, parent=w)
         self.qtbot.addWidget(dialog)
         return dialog
 
@@ -183,7 +183,7 @@ def test_ask_streams_markdown_answer_with_clickable_sources(qtbot, tmp_path, doc
     assert first.source.endswith("travel-policy.pdf") and first.page is not None
     # Clicking the citation opens the PDF inside the app at the cited page.
     card.body.link_clicked.emit(QUrl("cite:1"))
-    viewer = w._pdf_viewers[Path(first.source)]
+    viewer = w.sources.pdf_viewers[Path(first.source)]
     assert viewer.isVisible()
     qtbot.waitUntil(lambda: viewer.page == first.page and viewer.page_box.value() == first.page, timeout=WAIT)
     qtbot.waitUntil(lambda: viewer.search.count() > 0, timeout=WAIT)  # the passage is found to highlight
@@ -192,8 +192,8 @@ def test_ask_streams_markdown_answer_with_clickable_sources(qtbot, tmp_path, doc
     other = next((r for r in rows if not r.hit.source.endswith(".pdf")), None)
     if other is not None:
         qtbot.mouseClick(other, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: Path(other.hit.source) in w._text_viewers, timeout=WAIT)
-        text_viewer = w._text_viewers[Path(other.hit.source)]
+        qtbot.waitUntil(lambda: Path(other.hit.source) in w.sources.text_viewers, timeout=WAIT)
+        text_viewer = w.sources.text_viewers[Path(other.hit.source)]
         assert text_viewer.isVisible() and text_viewer.highlighted == other.hit.text
         qtbot.mouseClick(text_viewer.original, Qt.MouseButton.LeftButton)
         assert app.opened == [Path(other.hit.source)]
@@ -261,7 +261,7 @@ def test_an_answer_never_shows_images_or_html_and_never_opens_local_files(qtbot,
         block = block.next()
     assert images == 0
     card.body.link_clicked.emit(QUrl.fromLocalFile(str(secret)))  # a file: link in an answer opens nothing
-    assert app.opened == [] and not w._pdf_viewers
+    assert app.opened == [] and not w.sources.pdf_viewers
 
 
 def test_stop_keeps_the_partial_answer(qtbot, tmp_path, docs):
@@ -404,7 +404,7 @@ def test_workspaces_create_rename_delete_and_remembered(qtbot, tmp_path, docs, m
     again.window.delete_workspace("Projects", confirm=False)
     again.idle()
     assert again.window.workspace == "default"
-    assert "Projects" not in again.window._known_workspaces
+    assert "Projects" not in again.window.workspaces.known
 
 
 def test_dropping_a_gguf_adds_it_to_the_model_library(qtbot, tmp_path):
@@ -444,7 +444,7 @@ def test_settings_preview_the_fit_and_apply(qtbot, tmp_path):
     assert "fits" in dialog.preview.text()
     dialog.save()
     w.apply_prefs()
-    config = w.backend.config
+    config = w.ops.config
     assert (config.chat_model, config.n_ctx, config.n_gpu_layers) == ("tiny-chat.gguf", 2048, 0)
     app.idle()  # the new service loads its model in the background
 
@@ -479,7 +479,7 @@ def test_screenshot_waits_until_idle_and_saves_a_png(qtbot, tmp_path, docs):
 def test_russian_translation_is_shipped_and_loads(qapp):
     from PySide6.QtCore import QCoreApplication
 
-    from app.gui import I18N_DIR, install_translations
+    from app.gui.launch import I18N_DIR, install_translations
 
     assert (I18N_DIR / "hearth_ru.qm").is_file()
     assert install_translations(qapp, "ru") == "ru"
@@ -584,9 +584,9 @@ def test_the_api_switch_follows_the_administrators_key_policy(qtbot, tmp_path, m
     app.idle()
     w = app.window
     states = []
-    job = w.backend.set_api_server(True, port=0)  # the window's switch uses 8642; a free port here
+    job = w.ops.set_api_server(True, port=0)  # the window's switch uses 8642; a free port here
     job.finished.connect(states.append)
-    job.finished.connect(w._on_api_server)
+    job.finished.connect(w.settings.on_api_server)
     qtbot.waitUntil(lambda: bool(states), timeout=WAIT)
     state = states[0]
     try:
@@ -597,11 +597,11 @@ def test_the_api_switch_follows_the_administrators_key_policy(qtbot, tmp_path, m
         ok = httpx.get(state.url + "/models", headers={"Authorization": f"Bearer {state.new_key}"}, timeout=10)
         assert ok.status_code == 200
     finally:
-        w.backend.set_api_server(False)
+        w.ops.set_api_server(False)
         app.idle()
     policy.write_text('version = 1\n[api]\nserver = "forbidden"\n')
     failures = []
-    job = w.backend.set_api_server(True, port=0)
+    job = w.ops.set_api_server(True, port=0)
     job.failed.connect(failures.append)
     qtbot.waitUntil(lambda: bool(failures), timeout=WAIT)
     assert "polic" in failures[0].message.lower()
@@ -621,9 +621,9 @@ def test_a_quote_from_a_document_without_pages_opens_its_text_at_the_quote_highl
     card = app.answer("When is the fridge cleaned out?")
     row = next(q for q in card.findChildren(QuoteRow) if "every Friday" in q.quote.text)
     qtbot.mouseClick(row, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: doc.resolve() in app.window._text_viewers
-                    or doc in app.window._text_viewers, timeout=WAIT)
-    viewer = next(iter(app.window._text_viewers.values()))
+    qtbot.waitUntil(lambda: doc.resolve() in app.window.sources.text_viewers
+                    or doc in app.window.sources.text_viewers, timeout=WAIT)
+    viewer = next(iter(app.window.sources.text_viewers.values()))
     assert isinstance(viewer, TextViewer) and viewer.isVisible() and not app.opened
     # Exactly the quote, though 80 emoji (two UTF-16 units each in Qt) come before it.
     assert viewer.highlighted == row.quote.text and "Quote highlighted" in viewer.found.text()

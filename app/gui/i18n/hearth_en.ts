@@ -4,12 +4,12 @@
 <context>
     <name>Banner</name>
     <message>
-        <location filename="../widgets.py" line="33"/>
+        <location filename="../widgets.py" line="39"/>
         <source>Dismiss</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../widgets.py" line="52"/>
+        <location filename="../widgets.py" line="58"/>
         <source>Open the log file</source>
         <translation type="unfinished"></translation>
     </message>
@@ -17,7 +17,7 @@
 <context>
     <name>Chat</name>
     <message>
-        <location filename="../chat.py" line="55"/>
+        <location filename="../chat.py" line="51"/>
         <source>page {n}</source>
         <translation type="unfinished"></translation>
     </message>
@@ -25,240 +25,346 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../chat.py" line="393"/>
+        <location filename="../chat.py" line="350"/>
         <source>Ask about your documents…  (Enter sends, Shift+Enter: new line)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="396"/>
-        <location filename="../chat.py" line="465"/>
+        <location filename="../chat.py" line="353"/>
+        <location filename="../chat.py" line="423"/>
         <source>Send</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="421"/>
+        <location filename="../chat.py" line="378"/>
         <source>Answers come only from the documents in this workspace, with their sources. Drop files or folders anywhere on the window to add them.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="430"/>
+        <location filename="../chat.py" line="387"/>
         <source>Ask anything about the {n} documents in “{ws}”</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="433"/>
+        <location filename="../chat.py" line="390"/>
         <source>“{ws}” has no documents yet</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="465"/>
+        <location filename="../chat.py" line="423"/>
         <source>Stop</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="466"/>
+        <location filename="../chat.py" line="424"/>
         <source>Stop the answer (Esc)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="466"/>
+        <location filename="../chat.py" line="424"/>
         <source>Send (Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ConversationController</name>
+    <message>
+        <location filename="../controllers/conversations.py" line="87"/>
+        <source>Export chat</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/conversations.py" line="88"/>
+        <source>Markdown (*.md)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/conversations.py" line="94"/>
+        <source>Saved {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/conversations.py" line="117"/>
+        <source>Waiting for the model to load…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/conversations.py" line="164"/>
+        <source>Stopped.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>DocumentController</name>
+    <message>
+        <location filename="../controllers/documents.py" line="48"/>
+        <source>Add documents</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="54"/>
+        <source>Add a folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="97"/>
+        <source>Indexed {n} documents ({chunks} passages) in {s:.1f} s; {u} unchanged, {f} failed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="114"/>
+        <source>Stopping after the current document…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="119"/>
+        <source>Remove documents</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="120"/>
+        <source>Remove {names} from the library? The files themselves are not deleted.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="134"/>
+        <source>Adding the model {name}…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="137"/>
+        <source>Adding the model {name}… {pct:.0f}%</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="141"/>
+        <source>{name} is now in the model library.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="142"/>
+        <source>Choose it as the chat model in Settings (Ctrl+,).</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
     <name>HardwarePanel</name>
     <message>
-        <location filename="../hardware_panel.py" line="50"/>
+        <location filename="../hardware_panel.py" line="55"/>
         <source>Looking at this machine…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="75"/>
+        <location filename="../hardware_panel.py" line="86"/>
         <source>No GPU found: the models run on the CPU.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="86"/>
+        <location filename="../hardware_panel.py" line="97"/>
         <source>Hardware</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="89"/>
+        <location filename="../hardware_panel.py" line="100"/>
         <source>updated {time}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="92"/>
+        <location filename="../hardware_panel.py" line="103"/>
         <source>Refresh</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="102"/>
+        <location filename="../hardware_panel.py" line="113"/>
         <source>integrated GPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="102"/>
+        <location filename="../hardware_panel.py" line="113"/>
         <source>discrete GPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="104"/>
-        <location filename="../hardware_panel.py" line="143"/>
+        <location filename="../hardware_panel.py" line="115"/>
+        <location filename="../hardware_panel.py" line="166"/>
         <source>driver {name}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="104"/>
-        <location filename="../hardware_panel.py" line="143"/>
+        <location filename="../hardware_panel.py" line="115"/>
+        <location filename="../hardware_panel.py" line="166"/>
         <source>none</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="106"/>
+        <location filename="../hardware_panel.py" line="117"/>
         <source>ROCm: yes</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="106"/>
+        <location filename="../hardware_panel.py" line="117"/>
         <source>ROCm: no</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="112"/>
+        <location filename="../hardware_panel.py" line="119"/>
+        <source>ROCm device {n}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="124"/>
+        <source>Used</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="124"/>
+        <source>Hidden from ROCm</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="125"/>
+        <source>Not usable by ROCm</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="125"/>
+        <source>Not used</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="135"/>
         <source>VRAM</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="112"/>
+        <location filename="../hardware_panel.py" line="135"/>
         <source>GTT</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="120"/>
+        <location filename="../hardware_panel.py" line="143"/>
         <source>Models are loaded into this memory</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="142"/>
+        <location filename="../hardware_panel.py" line="165"/>
         <source>NPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="152"/>
+        <location filename="../hardware_panel.py" line="175"/>
         <source>CPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="153"/>
+        <location filename="../hardware_panel.py" line="176"/>
         <source>{cores} cores, {threads} threads</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="162"/>
         <location filename="../hardware_panel.py" line="185"/>
+        <location filename="../hardware_panel.py" line="208"/>
         <source>RAM</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="175"/>
+        <location filename="../hardware_panel.py" line="198"/>
         <source>Memory plan</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="176"/>
+        <location filename="../hardware_panel.py" line="199"/>
         <source>No chat model chosen yet.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="178"/>
+        <location filename="../hardware_panel.py" line="201"/>
         <source>Memory plan: {model}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="179"/>
+        <location filename="../hardware_panel.py" line="202"/>
         <source>{ctx} tokens of context</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="182"/>
+        <location filename="../hardware_panel.py" line="205"/>
         <source>GPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="190"/>
+        <location filename="../hardware_panel.py" line="213"/>
         <source>weights</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="190"/>
+        <location filename="../hardware_panel.py" line="213"/>
         <source>KV cache</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="190"/>
+        <location filename="../hardware_panel.py" line="213"/>
         <source>compute</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="191"/>
+        <location filename="../hardware_panel.py" line="214"/>
         <source>embedder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="198"/>
+        <location filename="../hardware_panel.py" line="221"/>
         <source>Layers on the GPU: {planned} of {total} planned</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="200"/>
+        <location filename="../hardware_panel.py" line="223"/>
         <source>{n} in use</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="201"/>
+        <location filename="../hardware_panel.py" line="224"/>
         <source>model not loaded yet</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="204"/>
+        <location filename="../hardware_panel.py" line="227"/>
         <source>Fits in memory</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="204"/>
+        <location filename="../hardware_panel.py" line="227"/>
         <source>Does not fit in memory</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="225"/>
+        <location filename="../hardware_panel.py" line="248"/>
         <source>{need} of {free} free</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="232"/>
+        <location filename="../hardware_panel.py" line="255"/>
         <source>Runtimes</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="238"/>
-        <location filename="../hardware_panel.py" line="246"/>
+        <location filename="../hardware_panel.py" line="261"/>
+        <location filename="../hardware_panel.py" line="269"/>
         <source>not installed</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="240"/>
+        <location filename="../hardware_panel.py" line="263"/>
         <source>CPU only</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="249"/>
+        <location filename="../hardware_panel.py" line="272"/>
         <source>no working provider</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="270"/>
+        <location filename="../hardware_panel.py" line="293"/>
         <source>Checks</source>
         <translation type="unfinished"></translation>
     </message>
@@ -459,291 +565,129 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="78"/>
-        <location filename="../main_window.py" line="200"/>
+        <location filename="../main_window.py" line="71"/>
+        <location filename="../main_window.py" line="177"/>
         <source>Library</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="79"/>
-        <location filename="../main_window.py" line="201"/>
+        <location filename="../main_window.py" line="72"/>
+        <location filename="../main_window.py" line="178"/>
         <source>Hardware</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="168"/>
-        <source>Model: {name}</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="169"/>
-        <source>Loading {name}…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="170"/>
-        <source>Model: {name} · ready</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="171"/>
-        <source>Model: {name} · failed to load</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="180"/>
+        <location filename="../main_window.py" line="156"/>
         <source>&amp;File</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="181"/>
+        <location filename="../main_window.py" line="157"/>
         <source>Add files…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="182"/>
+        <location filename="../main_window.py" line="159"/>
         <source>Add folder…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="183"/>
+        <location filename="../main_window.py" line="160"/>
         <source>Watch a folder…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="185"/>
+        <location filename="../main_window.py" line="162"/>
         <source>New workspace…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="187"/>
+        <location filename="../main_window.py" line="164"/>
         <source>Settings…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="189"/>
+        <location filename="../main_window.py" line="166"/>
         <source>Quit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="190"/>
+        <location filename="../main_window.py" line="167"/>
         <source>&amp;Chat</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="191"/>
+        <location filename="../main_window.py" line="168"/>
         <source>New chat</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="192"/>
+        <location filename="../main_window.py" line="170"/>
         <source>Stop</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="194"/>
+        <location filename="../main_window.py" line="172"/>
         <source>Export chat…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="196"/>
+        <location filename="../main_window.py" line="173"/>
         <source>&amp;View</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="197"/>
+        <location filename="../main_window.py" line="174"/>
         <source>Side panel</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="202"/>
+        <location filename="../main_window.py" line="179"/>
         <source>&amp;Help</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="203"/>
+        <location filename="../main_window.py" line="180"/>
         <source>Open log file</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="204"/>
+        <location filename="../main_window.py" line="181"/>
         <source>Open data folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="206"/>
-        <location filename="../main_window.py" line="807"/>
+        <location filename="../main_window.py" line="182"/>
+        <location filename="../main_window.py" line="294"/>
         <source>About Hearth</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="252"/>
-        <source>New workspace</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="252"/>
-        <source>Name:</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="269"/>
-        <source>Rename workspace</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="269"/>
-        <source>Name shown:</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="285"/>
-        <source>Delete workspace</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="286"/>
-        <source>Delete “{ws}”? Its documents leave the index (the files themselves stay where they are) and its chats are deleted.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="313"/>
-        <source>{ws} — Hearth</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="332"/>
-        <source>Add documents</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="338"/>
-        <source>Add a folder</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="382"/>
-        <source>Indexed {n} documents ({chunks} passages) in {s:.1f} s; {u} unchanged, {f} failed.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="397"/>
-        <source>Stopping after the current document…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="402"/>
-        <source>Watch a folder</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="436"/>
-        <source>stopped: {reason}</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="446"/>
-        <source>syncing… {done} of {total}</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="450"/>
-        <source>in sync · {time}</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="452"/>
-        <source>{n} failed</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="462"/>
-        <source>Remove documents</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="463"/>
-        <source>Remove {names} from the library? The files themselves are not deleted.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="476"/>
-        <source>Adding the model {name}…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="479"/>
-        <source>Adding the model {name}… {pct:.0f}%</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="483"/>
-        <source>{name} is now in the model library.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="484"/>
-        <source>Choose it as the chat model in Settings (Ctrl+,).</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="531"/>
-        <source>Export chat</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="532"/>
-        <source>Markdown (*.md)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="537"/>
-        <source>Saved {path}</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="559"/>
-        <source>Waiting for the model to load…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="606"/>
-        <source>Stopped.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="661"/>
-        <source>{name} is no longer at {folder}.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="662"/>
-        <source>Re-index it from its new place, or remove it.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="780"/>
-        <source>API: {url}</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="781"/>
-        <source> (key required)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="784"/>
-        <source>Your administrator requires a key for the local API, also on this computer.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="785"/>
-        <source>Your key, shown only this once (apps send it as &apos;Authorization: Bearer KEY&apos;): {key}</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="808"/>
+        <location filename="../main_window.py" line="295"/>
         <source>&lt;b&gt;Hearth&lt;/b&gt;&lt;br&gt;Private, offline answers from your own documents.&lt;br&gt;Nothing leaves this computer.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ModelController</name>
+    <message>
+        <location filename="../controllers/model.py" line="45"/>
+        <source>Model: {name}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/model.py" line="46"/>
+        <source>Loading {name}…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/model.py" line="47"/>
+        <source>Model: {name} · ready</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/model.py" line="48"/>
+        <source>Model: {name} · failed to load</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -788,153 +732,176 @@
 <context>
     <name>QuoteRow</name>
     <message>
-        <location filename="../chat.py" line="164"/>
+        <location filename="../chat.py" line="116"/>
         <source>Open {file} at this quote</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>SettingsController</name>
+    <message>
+        <location filename="../controllers/settings.py" line="55"/>
+        <source>API: {url}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/settings.py" line="56"/>
+        <source> (key required)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/settings.py" line="59"/>
+        <source>The local API requires a key, also on this computer.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/settings.py" line="60"/>
+        <source>Your key, shown only this once (apps send it as &apos;Authorization: Bearer KEY&apos;): {key}</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../settings_dialog.py" line="40"/>
+        <location filename="../settings_dialog.py" line="41"/>
         <source>Settings</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="50"/>
+        <location filename="../settings_dialog.py" line="51"/>
         <source>Loading the model library…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="52"/>
+        <location filename="../settings_dialog.py" line="53"/>
         <source>Chat model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="56"/>
-        <location filename="../settings_dialog.py" line="59"/>
+        <location filename="../settings_dialog.py" line="57"/>
+        <location filename="../settings_dialog.py" line="60"/>
         <source>{n} tokens</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="63"/>
+        <location filename="../settings_dialog.py" line="64"/>
         <source>Context size</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="68"/>
+        <location filename="../settings_dialog.py" line="69"/>
         <source>Automatic</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="69"/>
+        <location filename="../settings_dialog.py" line="70"/>
         <source>Manual:</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="85"/>
+        <location filename="../settings_dialog.py" line="86"/>
         <source>GPU layers</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="86"/>
-        <location filename="../settings_dialog.py" line="191"/>
+        <location filename="../settings_dialog.py" line="87"/>
+        <location filename="../settings_dialog.py" line="192"/>
         <source>Working out the memory plan…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="92"/>
+        <location filename="../settings_dialog.py" line="93"/>
         <source>The built-in embedding model; others can be added in a later version.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="93"/>
+        <location filename="../settings_dialog.py" line="94"/>
         <source>Embedding model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="98"/>
+        <location filename="../settings_dialog.py" line="99"/>
         <source> tokens</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="100"/>
+        <location filename="../settings_dialog.py" line="101"/>
         <source>Passage size for documents indexed from now on; re-index to apply it to documents already indexed.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="102"/>
+        <location filename="../settings_dialog.py" line="103"/>
         <source>Passage size</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="109"/>
+        <location filename="../settings_dialog.py" line="110"/>
         <source>Choose…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="112"/>
-        <location filename="../settings_dialog.py" line="219"/>
+        <location filename="../settings_dialog.py" line="113"/>
+        <location filename="../settings_dialog.py" line="220"/>
         <source>Data folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="114"/>
+        <location filename="../settings_dialog.py" line="115"/>
         <source>Serve the local API on 127.0.0.1:8642</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="116"/>
+        <location filename="../settings_dialog.py" line="117"/>
         <source>OpenAI-compatible: other programs on this computer can ask your documents. Only this computer can connect.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="118"/>
+        <location filename="../settings_dialog.py" line="119"/>
         <source>API server</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="122"/>
+        <location filename="../settings_dialog.py" line="123"/>
         <source>System</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="124"/>
+        <location filename="../settings_dialog.py" line="125"/>
         <source>Takes effect the next time Hearth starts.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="125"/>
+        <location filename="../settings_dialog.py" line="126"/>
         <source>Language</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="173"/>
+        <location filename="../settings_dialog.py" line="174"/>
         <source>(default)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="175"/>
+        <location filename="../settings_dialog.py" line="176"/>
         <source>(unavailable)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="203"/>
+        <location filename="../settings_dialog.py" line="204"/>
         <source>No plan for this model.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="207"/>
+        <location filename="../settings_dialog.py" line="208"/>
         <source>{layers} of {total} layers on the GPU · GPU {gpu} · RAM {ram}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="210"/>
+        <location filename="../settings_dialog.py" line="211"/>
         <source>fits</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="210"/>
+        <location filename="../settings_dialog.py" line="211"/>
         <source>does not fit</source>
         <translation type="unfinished"></translation>
     </message>
@@ -998,9 +965,50 @@
     </message>
 </context>
 <context>
+    <name>SourceController</name>
+    <message>
+        <location filename="../controllers/sources.py" line="77"/>
+        <source>{name} is no longer at {folder}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/sources.py" line="78"/>
+        <source>Re-index it from its new place, or remove it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/sources.py" line="100"/>
+        <source>Open in another application?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/sources.py" line="101"/>
+        <source>Hearth could not read this document:
+
+{path}
+
+Open it in the application your system uses for it?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/sources.py" line="120"/>
+        <source>Open link?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/sources.py" line="121"/>
+        <source>The answer links to:
+
+{url}
+
+Open it outside Hearth?</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>SourceRow</name>
     <message>
-        <location filename="../chat.py" line="136"/>
+        <location filename="../chat.py" line="85"/>
         <source>Open {file}</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1008,32 +1016,32 @@
 <context>
     <name>TextViewer</name>
     <message>
-        <location filename="../text_viewer.py" line="58"/>
+        <location filename="../text_viewer.py" line="59"/>
         <source>The text Hearth read from this document</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../text_viewer.py" line="63"/>
+        <location filename="../text_viewer.py" line="64"/>
         <source>Open in its application</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../text_viewer.py" line="64"/>
+        <location filename="../text_viewer.py" line="65"/>
         <source>Open the original file in the application your system uses for it</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../text_viewer.py" line="84"/>
+        <location filename="../text_viewer.py" line="85"/>
         <source>{name} — Hearth</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../text_viewer.py" line="90"/>
+        <location filename="../text_viewer.py" line="91"/>
         <source>The document changed since it was indexed: the passage is not in it now</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../text_viewer.py" line="109"/>
+        <location filename="../text_viewer.py" line="110"/>
         <source>Quote highlighted</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1041,54 +1049,120 @@
 <context>
     <name>TurnCard</name>
     <message>
-        <location filename="../chat.py" line="218"/>
+        <location filename="../chat.py" line="176"/>
         <source>Copy</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="219"/>
+        <location filename="../chat.py" line="177"/>
         <source>Copy the answer as Markdown</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="254"/>
+        <location filename="../chat.py" line="212"/>
         <source>*(not found in your documents)*</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="270"/>
+        <location filename="../chat.py" line="228"/>
         <source>What the documents say</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="271"/>
+        <location filename="../chat.py" line="229"/>
         <source>Supporting quotes</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="277"/>
+        <location filename="../chat.py" line="235"/>
         <source>Sources</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="285"/>
+        <location filename="../chat.py" line="243"/>
         <source>The model&apos;s reply was not borne out by the documents; their own words are shown instead.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="288"/>
+        <location filename="../chat.py" line="246"/>
         <source>{seconds:.1f} s</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="294"/>
-        <location filename="../chat.py" line="295"/>
+        <location filename="../chat.py" line="252"/>
+        <location filename="../chat.py" line="253"/>
         <source>Stopped.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="302"/>
+        <location filename="../chat.py" line="260"/>
         <source>No answer: {reason}</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>WatchController</name>
+    <message>
+        <location filename="../controllers/watch.py" line="23"/>
+        <source>Watch a folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/watch.py" line="58"/>
+        <source>stopped: {reason}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/watch.py" line="69"/>
+        <source>syncing… {done} of {total}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/watch.py" line="73"/>
+        <source>in sync · {time}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/watch.py" line="75"/>
+        <source>{n} failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>WorkspaceController</name>
+    <message>
+        <location filename="../controllers/workspaces.py" line="67"/>
+        <source>New workspace</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/workspaces.py" line="67"/>
+        <source>Name:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/workspaces.py" line="84"/>
+        <source>Rename workspace</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/workspaces.py" line="84"/>
+        <source>Name shown:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/workspaces.py" line="99"/>
+        <source>Delete workspace</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/workspaces.py" line="100"/>
+        <source>Delete “{ws}”? Its documents leave the index (the files themselves stay where they are) and its chats are deleted.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/workspaces.py" line="124"/>
+        <source>{ws} — Hearth</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

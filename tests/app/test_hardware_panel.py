@@ -1,0 +1,63 @@
+"""The hardware panel on fixture machines, offscreen: each GPU's role and what Hearth hid for itself (issue 24)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtWidgets import QLabel  # noqa: E402
+
+from app.gui.hardware_panel import HardwarePanel  # noqa: E402
+from app.gui.hardware_source import snapshot  # noqa: E402
+from inference import gpu_select  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysfs"
+
+
+@pytest.fixture
+def on(monkeypatch):
+    """A fixture machine, and a process that has hidden nothing yet (undone after the test)."""
+    for name in ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(gpu_select, "_applied", None)
+
+    def use(name: str) -> None:
+        monkeypatch.setenv("HEARTH_SYSFS_ROOT", str(FIXTURES / name))
+
+    return use
+
+
+def texts(panel: HardwarePanel) -> str:
+    return "\n".join(label.text() for label in panel.findChildren(QLabel))
+
+
+def test_panel_shows_the_card_used_and_the_igpu_hearth_hid(qtbot, on):
+    on("granite-ridge-igpu-rx9070xt")
+    snap = snapshot()
+    assert snap["gpu_selection"]["hidden_by_hearth_in_effect"] is True  # the snapshot hid it before the probe
+    assert os.environ["ROCR_VISIBLE_DEVICES"] == "0"
+    panel = HardwarePanel()
+    qtbot.addWidget(panel)
+    panel.set_snapshot(snap)
+    shown = texts(panel)
+    assert "Hearth hid GPU1 AMD Radeon Graphics (Granite Ridge) (gfx1036) from ROCm for its own process" in shown
+    assert "<b>Used</b>: the model&#x27;s layers go here (ROCm (HIP))" in shown
+    assert "<b>Hidden from ROCm</b>: gfx1036 is not supported by ROCm 6.4.1 as installed" in shown
+    assert "ROCm device 1" in shown
+    # The advice names the per-device variable literally, not as a tag a rich-text label would swallow.
+    assert "→ To use it as well, ROCm 6.4.1 can override this GPU alone: HSA_OVERRIDE_GFX_VERSION_2=10.3.0" in shown
+    assert panel.device_names[:2] == ["AMD Radeon RX 9070 XT", "AMD Radeon Graphics (Granite Ridge)"]
+
+
+def test_panel_with_one_gpu_shows_no_selection_summary(qtbot, on):
+    on("rdna3-desktop")
+    panel = HardwarePanel()
+    qtbot.addWidget(panel)
+    panel.set_snapshot(snapshot())
+    shown = texts(panel)
+    assert "<b>Used</b>" in shown and "Hearth hid" not in shown and "ROCR_VISIBLE_DEVICES" not in shown
