@@ -199,11 +199,11 @@ class HearthApi:
                  if q["role"] == "user" and a["role"] == "assistant"]
         on_token = (lambda piece: job.emit("token", piece)) if req.stream else None
         result = self.hearth.ask(question, k=req.k, workspace=workspace, on_token=on_token,
-                                 cancel=job.cancelled.is_set, history=history, turns=turns)
+                                 cancel=job.cancelled.is_set, history=history, turns=turns, scope=req.scope)
         full = result.to_json()
         sources = full["sources"]
         # The supporting quotes, the answer with citations from them, and which sentences they support.
-        support = {k: full[k] for k in ("answer", "quotes", "sentences", "fallback") if k in full}
+        support = {k: full[k] for k in ("answer", "quotes", "sentences", "fallback", "searched_for") if k in full}
         usage = result.usage
         if "prompt_tokens" in usage and "completion_tokens" in usage:
             prompt, completion = int(usage["prompt_tokens"]), int(usage["completion_tokens"])

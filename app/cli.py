@@ -34,6 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the model to ask that server for (env HEARTH_LLM_MODEL; default: the first it lists)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
+    def scope(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--in", dest="scope", action="append", type=Path, default=[], metavar="PATH",
+                        help="only these indexed files or folders (repeatable)")
+
     def common(sp: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
         sp.add_argument("--workspace", default="default", help="workspace name (default: %(default)s)")
         if json_flag:
@@ -49,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-k", type=int, default=5, help="how many passages (default: %(default)s)")
     sp.add_argument("--mode", choices=("hybrid", "dense", "lexical"), default="hybrid",
                     help="ranking: keywords and meaning fused (default), meaning only, keywords only")
+    scope(sp)
     common(sp)
     sp = sub.add_parser("ask", help="answer a question from the documents, with sources")
     sp.add_argument("question")
@@ -57,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--ctx", type=int, default=4096, help="context size in tokens (default: %(default)s)")
     sp.add_argument("--conversation", default=None, metavar="ID",
                     help="continue stored conversation ID, or 'new' to start one (its id goes to stderr)")
+    sp.add_argument("--query", default=None, metavar="TEXT",
+                    help="search for TEXT instead of the question (e.g. a corrected `searched_for`)")
+    scope(sp)
+    common(sp)
+    sp = sub.add_parser("summarize", help="summarise a whole indexed document, section by section")
+    sp.add_argument("path", type=Path, metavar="PATH")
     common(sp)
     sp = sub.add_parser("eval", help="self-test: can search find passages from questions the model writes?")
     sp.add_argument("-n", type=int, default=20, help="passages to sample (default: %(default)s)")
@@ -216,6 +227,7 @@ def _run(args: argparse.Namespace) -> int:
         "models": _models,
         "conversations": _conversations,
         "sources": _sources,
+        "summarize": _summarize,
         "eval": _eval,
         "forget": _forget,
         "serve": _serve,
@@ -225,7 +237,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 # Commands that open the document index, which one process at a time may use (rag.datalock).
-_INDEX_COMMANDS = frozenset({"ingest", "search", "ask", "eval", "forget", "serve", "mcp"})
+_INDEX_COMMANDS = frozenset({"ingest", "search", "ask", "summarize", "eval", "forget", "serve", "mcp"})
 
 
 def _embedder(hearth, args: argparse.Namespace) -> int:
@@ -352,7 +364,7 @@ def _watch(hearth, args: argparse.Namespace) -> int:
 
 
 def _search(hearth, args: argparse.Namespace) -> int:
-    hits = hearth.search(args.query, k=args.k, workspace=args.workspace, mode=args.mode)
+    hits = hearth.search(args.query, k=args.k, workspace=args.workspace, mode=args.mode, scope=args.scope)
     if args.json:
         print(json.dumps({"hits": [h.to_json() for h in hits]}, ensure_ascii=False))
         return EXIT_OK
@@ -381,7 +393,9 @@ def _ask(hearth, args: argparse.Namespace) -> int:
         conversation = int(args.conversation)
     hearth.warm_up()  # load the model while the passages are searched
     result = hearth.ask(args.question, k=args.k, workspace=args.workspace, on_token=on_token if stream else None,
-                        conversation=conversation)
+                        conversation=conversation, scope=args.scope, query=args.query)
+    if result.searched_for and result.searched_for != " ".join(args.question.split()):
+        print(f"searched for: {result.searched_for}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
         return EXIT_OK
@@ -402,6 +416,25 @@ def _ask(hearth, args: argparse.Namespace) -> int:
             # * cited by the model; ~ not cited, but holds what the answer states (matched by Hearth)
             mark = "*" if i in result.cited else "~" if i in result.supported else " "
             print(f" {mark}[{i}] {_place(h)}  (score {h.score:.2f})")
+    return EXIT_OK
+
+
+def _summarize(hearth, args: argparse.Namespace) -> int:
+    def progress(p) -> None:
+        left = f", about {_duration(p.seconds_left)} left" if p.seconds_left else ""
+        where = f": {p.heading}" if p.heading else ""
+        print(f"\rsummarising {p.done}/{p.total}{left}{where}"[:150].ljust(150), end="", file=sys.stderr, flush=True)
+
+    hearth.warm_up()
+    summary = hearth.summarize(args.path, workspace=args.workspace, progress=progress)
+    print(file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary.to_json(), ensure_ascii=False))
+        return EXIT_OK
+    print(summary.summary)
+    print("\nSources:")
+    for i, h in enumerate(summary.sources, 1):
+        print(f"  [{i}] {_place(h)}")
     return EXIT_OK
 
 

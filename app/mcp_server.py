@@ -45,30 +45,39 @@ def build_mcp(hearth: Hearth, *, workspace: str = DEFAULT_WORKSPACE) -> Any:
                 raise ToolError(f"{exc} {exc.hint}" if exc.hint else str(exc)) from exc
 
     @server.tool(annotations=read_only)
-    def search_documents(query: str, k: int = 5) -> dict[str, Any]:
-        """Find the k passages of the office's documents that best match a query (k from 1 to 20).
+    def search_documents(query: str, k: int = 5, documents: list[str] | None = None) -> dict[str, Any]:
+        """Find the k passages of the office's documents that best match a query (k from 1 to 20), only in
+        `documents` (indexed files or folders, as list_sources names them) when given.
 
         Returns the passages best first, each with its source file, page, heading, score and text.
         """
         if not 1 <= k <= 20:
             raise ToolError("k must be between 1 and 20.")
-        hits = run(hearth.search, query, k=k, workspace=workspace)
+        hits = run(hearth.search, query, k=k, workspace=workspace, scope=documents or ())
         return {"workspace": workspace, "passages": [h.to_json() for h in hits]}
 
     @server.tool(annotations=read_only)
-    def ask(question: str) -> dict[str, Any]:
-        """Answer a question from the office's documents with a local model.
+    def ask(question: str, documents: list[str] | None = None) -> dict[str, Any]:
+        """Answer a question from the office's documents with a local model, only from `documents` (indexed
+        files or folders, as list_sources names them) when given.
 
         Returns the answer, which cites passages as [1], [2]..., the numbered passages it was given
         (source file, page, heading, text, and whether the answer cites it), and supporting quotes: the
         documents' own sentences that bear the answer out, with their places.
         """
-        result = run(hearth.ask, question, workspace=workspace)
+        result = run(hearth.ask, question, workspace=workspace, scope=documents or ())
         out = result.to_json()
         # With the supporting quotes (the documents' own words, with their places) and, when the model's
         # reply gave way to them, its own words in "reply".
-        extra = {k: out[k] for k in ("quotes", "fallback", "reply") if k in out}
+        extra = {k: out[k] for k in ("quotes", "fallback", "reply", "searched_for") if k in out}
         return {"workspace": workspace, "answer": out["answer"], "sources": out["sources"], **extra}
+
+    @server.tool(annotations=read_only)
+    def summarize_document(document: str) -> dict[str, Any]:
+        """Summarise one whole indexed document (as list_sources names it), section by section with a local
+        model: an overview, then each section's summary with its heading and page."""
+        summary = run(hearth.summarize, document, workspace=workspace)
+        return {"workspace": workspace, **summary.to_json()}
 
     @server.tool(annotations=read_only)
     def list_sources() -> dict[str, Any]:

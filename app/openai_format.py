@@ -108,6 +108,7 @@ class ChatRequest:
     temperature: float = 0.0
     stop: tuple[str, ...] = ()
     k: int = 5  # passages for a grounded answer (a Hearth extension; OpenAI clients send it in extra_body)
+    scope: tuple[str, ...] = ()  # "in": indexed files or folders a grounded answer is limited to (an extension)
 
 
 def parse_chat_request(body: dict[str, Any], *, max_messages: int) -> ChatRequest:
@@ -152,8 +153,15 @@ def parse_chat_request(body: dict[str, Any], *, max_messages: int) -> ChatReques
     k = body.get("k", 5)
     if not is_int(k) or not 1 <= k <= 20:
         raise ApiError(400, "'k' must be an integer between 1 and 20.", param="k")
+    scope = body.get("in", [])
+    if isinstance(scope, str):
+        scope = [scope]
+    if (not isinstance(scope, list) or len(scope) > 50
+            or not all(isinstance(x, str) and 0 < len(x) <= 4096 for x in scope)):
+        raise ApiError(400, "'in' must be a path or a list of up to 50 paths of indexed files or folders.",
+                       param="in")
     return ChatRequest(model, messages, stream, bool(options.get("include_usage")), max_tokens,
-                       float(temperature), tuple(s for s in stops if s), k)
+                       float(temperature), tuple(s for s in stops if s), k, tuple(scope))
 
 
 def is_int(value: Any) -> bool:

@@ -63,6 +63,7 @@ class Answer:
     supported: list[int] = field(default_factory=list)
     # Supporting quotes and per-sentence support from aligning the reply with the passages (rag/quotes.py).
     support: Support | None = None
+    searched_for: str | None = None  # the query actually searched (a follow-up made standalone)
 
     @property
     def cited_sources(self) -> list[Hit]:
@@ -84,8 +85,11 @@ class Answer:
             "cited": list(self.cited),
             "usage": dict(self.usage),
         }
+        if self.searched_for is not None:
+            out["searched_for"] = self.searched_for
         if self.conversation_id is not None:
-            out["conversation"] = self.conversation_id
+            out["conversation_id"] = self.conversation_id
+            out["conversation"] = self.conversation_id  # the name before the contract said conversation_id
         if self.support is not None:
             # The answer as shown: citations from the alignment, or the quotes themselves when the
             # model's reply was empty, a refusal, or unsupported; the model's own words stay in "reply".

@@ -46,11 +46,12 @@ CREATE TABLE IF NOT EXISTS turns (
     cited TEXT NOT NULL,           -- JSON: the numbers of the cited passages
     timings TEXT NOT NULL,         -- JSON
     created REAL NOT NULL,
-    support TEXT                   -- JSON: supporting quotes and per-sentence support (rag/quotes.py)
+    support TEXT,                  -- JSON: supporting quotes and per-sentence support (rag/quotes.py)
+    searched_for TEXT              -- the query searched for the question (a follow-up made standalone)
 );
 CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation, id);
 """
-_VERSION = 2  # 2: turns.support
+_VERSION = 3  # 2: turns.support; 3: turns.searched_for
 REMOVED = "[removed: the document was removed from the index]"  # stands for a forgotten document's text
 
 
@@ -63,6 +64,7 @@ class Turn:
     text: str = ""
     error: str | None = None
     created: float = field(default_factory=time.time)
+    searched_for: str | None = None  # what was searched for the question (a follow-up made standalone)
 
 
 @dataclass
@@ -101,6 +103,8 @@ class ConversationStore:
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(turns)")}
             if "support" not in columns:  # a history written by version 1: its turns have no quotes
                 self._db.execute("ALTER TABLE turns ADD COLUMN support TEXT")
+            if "searched_for" not in columns:  # versions 1 and 2 did not keep what was searched
+                self._db.execute("ALTER TABLE turns ADD COLUMN searched_for TEXT")
             self._db.execute(f"PRAGMA user_version = {_VERSION}")
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"Cannot open the conversation history {self.path}: {exc}") from exc
@@ -155,7 +159,7 @@ class ConversationStore:
             if row is None:
                 return None
             turns = self._db.execute(
-                "SELECT question, text, error, sources, cited, timings, created, support FROM turns "
+                "SELECT question, text, error, sources, cited, timings, created, support, searched_for FROM turns "
                 "WHERE conversation = ? ORDER BY id",
                 (conv_id,),
             ).fetchall()
@@ -181,8 +185,10 @@ class ConversationStore:
         *,
         text: str | None = None,
         error: str | None = None,
+        searched_for: str | None = None,
     ) -> Turn:
-        """Append a question and its answer (or the partial text and the error when there is none)."""
+        """Append a question and its answer (or the partial text and the error when there is none, with what
+        was searched for it)."""
         shown = answer.text if answer is not None and text is None else (text or "")
         sources = [h.to_json() | {"start": h.start, "end": h.end, "chunk_id": h.chunk_id}
                    for h in (answer.sources if answer else [])]
@@ -192,14 +198,16 @@ class ConversationStore:
             if db.execute("SELECT 1 FROM conversations WHERE id = ?", (conv_id,)).fetchone() is None:
                 raise UsageError(f"There is no conversation {conv_id}.")
             db.execute(
-                "INSERT INTO turns (conversation, question, text, error, sources, cited, timings, created, support) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO turns (conversation, question, text, error, sources, cited, timings, created, support, "
+                "searched_for) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (conv_id, question, shown, error, json.dumps(sources, ensure_ascii=False),
                  json.dumps(answer.cited if answer else []), json.dumps(answer.timings if answer else {}), now,
-                 json.dumps(support.to_json(), ensure_ascii=False) if support is not None else None),
+                 json.dumps(support.to_json(), ensure_ascii=False) if support is not None else None,
+                 answer.searched_for if answer is not None else searched_for),
             )
             db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conv_id))
-        return Turn(question, answer, shown, error, now)
+        return Turn(question, answer, shown, error, now,
+                    answer.searched_for if answer is not None else searched_for)
 
     def rename(self, conv_id: int, title: str) -> None:
         """Give a conversation a new title."""
@@ -304,12 +312,13 @@ def _redacted(gone: set[str], hits: list[dict[str, Any]], support_json: str | No
 
 
 def _turn(question: str, text: str, error: str | None, sources: str, cited: str, timings: str,
-          created: float, support: str | None, *, conv_id: int) -> Turn:
+          created: float, support: str | None, searched_for: str | None, *, conv_id: int) -> Turn:
     hits = [Hit.from_json(s) for s in json.loads(sources)]
     answer = None
     if error is None:
         answer = Answer(text, hits, [int(n) for n in json.loads(cited)],
                         {k: float(v) for k, v in json.loads(timings).items()}, conversation_id=conv_id,
-                        support=Support.from_json(json.loads(support)) if support else None)
-    return Turn(question, answer, text, error, created)
+                        support=Support.from_json(json.loads(support)) if support else None,
+                        searched_for=searched_for)
+    return Turn(question, answer, text, error, created, searched_for)
 

@@ -6,32 +6,28 @@ import ctypes
 import logging
 import sys
 import threading
-import time
-import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inference.chat import ChatModel, ChatModelDefaults
+from inference.chat import ChatModel
 from inference.errors import HearthError, UsageError
-from rag.answer import Answer, Turn, answer, fixed_messages
+from rag.answer import fixed_messages
 from rag.components import (embedder_folder, load_chat_model, load_embedder, load_reranker, open_document_index,
                             resolve_chat_model)
 from rag.config import HearthConfig, model_allowed
 from rag.errors import IndexDamaged, StoreError
 from rag.ingest import IngestReport, Progress, forget, ingest
 from rag.manifest import DocumentRecord, Manifest
-from rag.quotes import align
-from rag.retrieval import Reranker, contextualize, retrieve
+from rag.questions import Questions
+from rag.retrieval import Reranker
 from rag.self_test import SelfTestReport, self_test
-from rag.store import DocumentIndex, Hit
+from rag.workspaces import DEFAULT_WORKSPACE, check_workspace
+from rag.store import DocumentIndex
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from inference.budget import MemoryPlan
     from inference.embedder import Embedder
     from inference.model_library import LibraryModel, ModelLibrary
@@ -41,7 +37,6 @@ if TYPE_CHECKING:
     from rag.watch import WatchUpdate
 
 log = logging.getLogger(__name__)
-DEFAULT_WORKSPACE = "default"
 
 
 def release_free_memory() -> bool:
@@ -60,15 +55,7 @@ def release_free_memory() -> bool:
     return False
 
 
-def check_workspace(name: str) -> str:
-    """A workspace name after validation: 1–100 printable characters."""
-    name = name.strip()
-    if not name or len(name) > 100 or any(unicodedata.category(c).startswith("C") for c in name):
-        raise UsageError(f"{name!r} is not a valid workspace name.", hint="Use 1 to 100 printable characters.")
-    return name
-
-
-class Hearth:
+class Hearth(Questions):
     """Hearth's core, built once with its parts; parts not passed in are made on first use."""
 
     def __init__(
@@ -287,31 +274,6 @@ class Hearth:
             self.repair_index()
             return run()
 
-    def search(
-        self, query: str, *, k: int = 5, workspace: str = DEFAULT_WORKSPACE, mode: str | None = None
-    ) -> list[Hit]:
-        """The k passages most similar to a query, best first, from fully indexed documents only."""
-        workspace = check_workspace(workspace)
-        if not query.strip():
-            raise UsageError("The question is empty.")
-        if not 1 <= k <= 100:
-            raise UsageError(f"k must be between 1 and 100, not {k}.")
-        return self._repairing(lambda: self._search(query, k=k, workspace=workspace, mode=mode))
-
-    def _search(self, query: str, *, k: int, workspace: str, mode: str | None) -> list[Hit]:
-        done = self._done_sources(workspace)
-        if not done:
-            return []
-        embedder = _QueryEmbedder(self._check_embedder(workspace))
-        store = self.store
-        store.sync_lexical(workspace, done)
-        options = replace(self.config.retrieval, mode=mode or self.config.retrieval.mode)
-        # Only chunks of documents whose indexing finished count; interrupted ones are filtered out.
-        return retrieve(
-            query, workspace=workspace, embedder=embedder, store=store, done=done, k=k, options=options,
-            reranker=self.reranker if options.mode == "hybrid" else None,
-        )
-
     @property
     def reranker(self) -> Reranker | None:
         """The cross-encoder reranker, when a folder for one is configured."""
@@ -319,65 +281,6 @@ class Hearth:
             if self._reranker is None:
                 self._reranker = load_reranker(self.config)
             return self._reranker
-
-    def ask(
-        self,
-        question: str,
-        *,
-        k: int = 5,
-        workspace: str = DEFAULT_WORKSPACE,
-        on_token: Callable[[str], None] | None = None,
-        cancel: Callable[[], bool] | None = None,
-        history: Sequence[str] = (),
-        turns: Sequence[Turn] = (),
-        conversation: int | None = None,
-    ) -> Answer:
-        """Answer a question from the workspace's documents, streaming the reply to `on_token`.
-
-        `history` holds the conversation's earlier user questions: a follow-up is searched with them.
-        `turns` are the earlier questions with their answers, which the model sees (trimmed to fit).
-        With `conversation` (an id from `new_conversation`), both come from the stored conversation and
-        the question and its answer are added to it.
-        """
-        t0 = time.perf_counter()
-        workspace = check_workspace(workspace)
-        self._check_chat_model()  # a bad --model is an error even with no hits
-        conv = self.conversations.require(conversation, workspace) if conversation is not None else None
-        if conv is not None:
-            turns = conv.history()
-        if turns and not history:
-            history = [t.question for t in turns]
-        query = contextualize(question, history)
-        hits = [h for h in self.search(query, k=k, workspace=workspace) if h.score >= self.config.min_score]
-        t_search = time.perf_counter() - t0
-        model = self.chat_model if hits else _NoModel()
-        shown: list[str] = []
-
-        def show(piece: str) -> None:
-            shown.append(piece)
-            if on_token is not None:
-                on_token(piece)
-
-        try:
-            result = answer(question, hits, model, history=turns, on_token=show, cancel=cancel,
-                            max_passage_tokens=self.config.max_passage_tokens)
-        except Exception as exc:
-            if conv is not None:  # keep what the user saw, and why it ended
-                self.conversations.add_turn(conv.id, question, None, text="".join(shown), error=str(exc))
-            raise
-        result.timings["retrieval"] = t_search
-        if hits:
-            # Align against the passages as stored (the prompt's copies are tidied; offsets point at these).
-            stored = {h.chunk_id: h for h in hits}
-            given = [stored.get(h.chunk_id, h) for h in result.sources]
-            t_align = time.perf_counter()
-            support = align(result.text, question, given, embedder=self.embedder_for(workspace))
-            result = replace(result, support=support)
-            result.timings["quotes"] = time.perf_counter() - t_align
-        if conv is not None:
-            self.conversations.add_turn(conv.id, question, result)
-            result = replace(result, conversation_id=conv.id)
-        return result
 
     # Conversations, the model library and the chat model's life.
     @property
@@ -609,32 +512,3 @@ class Hearth:
         self.store.drop_workspace(workspace)
         self.manifest.rebind_workspace(workspace, embedder=embedder.name, dim=embedder.dim)
         return [Path(s) for s in sources]
-
-
-class _QueryEmbedder:
-    """Presents an embedder's query side (`embed_query`: e5's "query: " prompt) as `embed` to retrieval."""
-
-    def __init__(self, embedder: Embedder) -> None:
-        self._embedder = embedder
-        self.name, self.dim, self.max_tokens = embedder.name, embedder.dim, embedder.max_tokens
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        from inference.embedder import query_vectors
-
-        return query_vectors(self._embedder, texts)
-
-    def count_tokens(self, text: str) -> int:
-        return self._embedder.count_tokens(text)
-
-
-class _NoModel(ChatModelDefaults):
-    """Stands in for the chat model when there is nothing to answer from, so none is loaded."""
-
-    name = "none"
-    n_ctx = 0
-
-    def stream(self, *args: object, **kwargs: object):  # pragma: no cover - never called without hits
-        raise AssertionError("no model needed")
-
-    def count_tokens(self, text: str) -> int:  # pragma: no cover
-        return 0

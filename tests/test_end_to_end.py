@@ -83,3 +83,48 @@ def test_usage_errors_exit_2(data):
     assert hearth(data, "bogus").returncode == 2
     r = hearth(data, "ask", "hi", "--model", "no-such-model")
     assert r.returncode == 2 and "No model called" in r.stderr
+
+
+FOLLOWUPS = ROOT / "bench" / "data" / "followups"
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory) -> Path:
+    """Five similar project sheets, two policies and a six-section handbook (bench/data/followups/docs)."""
+    data = tmp_path_factory.mktemp("office")
+    r = hearth(data, "ingest", str(FOLLOWUPS / "docs"), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["added"] == 8, r.stderr
+    return data
+
+
+def test_a_follow_up_two_turns_later_keeps_its_subject(office):
+    r = hearth(office, "ask", "Who is the project lead for Heron?", "--conversation", "new", "--json")
+    assert r.returncode == 0, r.stderr
+    conv = str(json.loads(r.stdout)["conversation_id"])
+    r = hearth(office, "ask", "Which department sponsors it?", "--conversation", conv, "--json")
+    assert json.loads(r.stdout)["searched_for"] != "Which department sponsors it?"
+    r = hearth(office, "ask", "And when does it finish?", "--conversation", conv, "--json")
+    out = json.loads(r.stdout)
+    assert "Heron" in out["searched_for"], out["searched_for"]
+    assert Path(out["sources"][0]["source"]).name == "project-heron.md"
+    assert "19 December 2025" in out["answer"] + " ".join(q["text"] for q in out["quotes"])
+
+
+def test_a_scoped_question_is_answered_from_its_document_only(office):
+    sheet = FOLLOWUPS / "docs" / "project-kestrel.md"
+    r = hearth(office, "ask", "Who approves changes?", "--in", str(sheet), "--json")
+    assert r.returncode == 0, r.stderr
+    assert {Path(s["source"]).name for s in json.loads(r.stdout)["sources"]} == {"project-kestrel.md"}
+    r = hearth(office, "search", "budget", "--in", str(FOLLOWUPS / "nowhere.md"))
+    assert r.returncode == 2 and "not an indexed document" in r.stderr
+
+
+def test_the_summary_of_a_handbook_names_what_its_sections_rule(office):
+    r = hearth(office, "summarize", str(FOLLOWUPS / "docs" / "staff-handbook.md"), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    sections = json.loads((FOLLOWUPS / "summary.json").read_text())["sections"]
+    assert [p["heading"].split(" › ")[-1] for p in out["parts"]] == [s["heading"] for s in sections]
+    text = out["summary"].lower()
+    named = [s["heading"] for s in sections if any(rule.lower() in text for rule in s["rules"])]
+    assert len(named) >= 5, (named, out["summary"])

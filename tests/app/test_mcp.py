@@ -61,11 +61,15 @@ def test_mcp_server_tools_over_stdio(data):
             out["search"] = await client.call_tool("search_documents", {"query": "annual leave days", "k": 2})
             out["ask"] = await client.call_tool("ask", {"question": "How many days of annual leave do I get?"})
             out["sources"] = await client.call_tool("list_sources", {})
+            it = next(x["source"] for x in _result(out["sources"])["sources"] if x["source"].endswith(".txt"))
+            out["scoped"] = await client.call_tool("search_documents", {"query": "annual leave days", "k": 2,
+                                                                        "documents": [it]})
+            out["outside"] = await client.call_tool("search_documents", {"query": "leave", "documents": ["/nope"]})
             out["bad"] = await client.call_tool("search_documents", {"query": "leave", "k": 0})
         return out
 
     out = anyio.run(session)
-    assert set(out["tools"]) == {"search_documents", "ask", "list_sources"}
+    assert set(out["tools"]) == {"search_documents", "ask", "list_sources", "summarize_document"}
     assert out["tools"]["search_documents"].description and "k" in out["tools"]["search_documents"].input_schema[
         "properties"]
 
@@ -83,6 +87,10 @@ def test_mcp_server_tools_over_stdio(data):
     assert names == ["it-handbook.txt", "leave-policy.md"]
 
     assert out["bad"].is_error and "between 1 and 20" in out["bad"].content[0].text
+    # Limited to one document, the search answers from it alone; a path that is not indexed is an error.
+    scoped = _result(out["scoped"])["passages"]
+    assert scoped and all(Path(p["source"]).name == "it-handbook.txt" for p in scoped)
+    assert out["outside"].is_error and "not an indexed document" in out["outside"].content[0].text
 
 
 def _result(result) -> dict:
