@@ -146,6 +146,7 @@ class Questions:
         conversation: int | None = None,
         scope: Sequence[Path | str] = (),
         query: str | None = None,
+        progress: Callable[[SummaryProgress], None] | None = None,
     ) -> Answer:
         """Answer a question from the workspace's documents, streaming the reply to `on_token`.
 
@@ -155,7 +156,7 @@ class Questions:
         added to it. A follow-up is searched as a standalone query (`Answer.searched_for`); `query` searches
         that instead (the user corrected it). `scope` limits the answer to those indexed files or folders.
         "Summarize X" with X a document of the workspace is answered by `summarize`; "what does X say about
-        …" is asked of X alone.
+        …" is asked of X alone; `progress` hears how far such a summary is.
         """
         t0 = time.perf_counter()
         workspace = check_workspace(workspace)
@@ -167,7 +168,8 @@ class Questions:
             history = [t.question for t in turns]
         named = self._named_document(question, workspace) if not scope and query is None else None
         if named is not None and named[1] == "summary":
-            return self._summary_answer(question, named[0], workspace, conv, on_token=on_token, cancel=cancel)
+            return self._summary_answer(question, named[0], workspace, conv, on_token=on_token, cancel=cancel,
+                                        progress=progress)
         if named is not None:
             scope = [named[0]]
         if query is None or not query.strip():
@@ -236,10 +238,11 @@ class Questions:
         return summarize(source, rows, self.chat_model, progress=progress, cancel=cancel, on_token=on_token)
 
     def _summary_answer(self, question: str, source: str, workspace: str, conv: Any, *,
-                        on_token: Callable[[str], None] | None, cancel: Callable[[], bool] | None) -> Answer:
+                        on_token: Callable[[str], None] | None, cancel: Callable[[], bool] | None,
+                        progress: Callable[[SummaryProgress], None] | None) -> Answer:
         """A chat question asking for a document's summary, answered as one (stored like any answer)."""
         t0 = time.perf_counter()
-        result = self.summarize(source, workspace=workspace, on_token=on_token, cancel=cancel)
+        result = self.summarize(source, workspace=workspace, on_token=on_token, cancel=cancel, progress=progress)
         sources = result.sources
         out = Answer(result.summary, sources, list(range(1, len(sources) + 1)),
                      {"total": time.perf_counter() - t0}, searched_for=f"summary of {Path(source).name}")

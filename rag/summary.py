@@ -71,7 +71,8 @@ class Summary:
 
     @property
     def sources(self) -> list[Hit]:
-        """One source per part, numbered as the summary cites them."""
+        """One source per part, numbered as the summary cites them: the section's place (heading, page, offsets
+        into the document's text) with the part's summary as its text, not the section's own words."""
         return [Hit(p.source, p.page, p.heading, 1.0, p.text, p.start, p.end, f"{p.source}#{i}")
                 for i, p in enumerate(self.parts, 1)]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, QUrl, Signal
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -21,12 +23,14 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui import theme
+from app.gui.asking import ScopeChip, SearchedFor, is_summary, section_place, summary_status
 from app.gui.markdown_view import CODE_SPANS, MarkdownView
 from app.gui.widgets import Banner, muted, plain_label, plain_tooltip
 from rag.answer import Answer
 from rag.conversations import Conversation, Turn
 from rag.quotes import Quote, annotated
 from rag.store import Hit
+from rag.summary import SummaryProgress
 
 _CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
 
@@ -140,10 +144,11 @@ class QuoteRow(_PassageRow):
 
 
 class TurnCard(QWidget):
-    """A question, its answer as it streams, a status line and the sources."""
+    """A question, what was searched for it, its answer as it streams, a status line and the sources."""
 
     source_clicked = Signal(object)
     link_clicked = Signal(QUrl)  # a web or mail link in the answer (the window asks before opening it)
+    research_requested = Signal(str, str)  # the question, and the corrected query to search for it
 
     def __init__(self, turn: Turn, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -165,6 +170,9 @@ class TurnCard(QWidget):
         q.setMinimumWidth(min(q.fontMetrics().horizontalAdvance(turn.question) + 34, 520))
         q.setMaximumWidth(640)
         lay.addLayout(row)
+        self.searched = SearchedFor()
+        self.searched.edited.connect(lambda query: self.research_requested.emit(self.turn.question, query))
+        lay.addWidget(self.searched)
         self.body = MarkdownView()
         self.body.link_clicked.connect(self._on_link)
         lay.addWidget(self.body)
@@ -180,6 +188,11 @@ class TurnCard(QWidget):
         self.copy.hide()
         foot.addWidget(self.copy)
         lay.addLayout(foot)
+        self.bar = QProgressBar()  # a summary's parts done
+        self.bar.setTextVisible(False)
+        self.bar.setFixedHeight(6)
+        self.bar.hide()
+        lay.addWidget(self.bar)
         self.sources_box = QVBoxLayout()
         self.sources_box.setSpacing(2)
         lay.addLayout(self.sources_box)
@@ -187,15 +200,25 @@ class TurnCard(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(50)  # re-render at most 20 times a second while tokens stream
         self._timer.timeout.connect(self._render)
+        # While nothing has come yet (a search, a model loading, a summary read in full): seconds waited.
+        self._waiting = ("", 0.0)
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._tick)
+        self._summary_total: int | None = None
         self.shown = ""  # the answer as displayed, in Markdown (what Copy copies)
         self._render()
         if turn.answer is not None:
             self.finish(turn.answer)
         elif turn.error:
             self.fail(turn.error)
+        self._show_searched()
 
     def append(self, piece: str) -> None:
         """Add a streamed piece; the view catches up within 50 ms."""
+        if self._ticker.isActive():
+            self._stop_waiting()
+            self.status.hide()
         self.turn.text += piece
         if not self._timer.isActive():
             self._timer.start()
@@ -213,11 +236,51 @@ class TurnCard(QWidget):
         self.shown = text
         self.body.set_markdown(linkify_citations(text, n))
 
+    def wait(self, text: str) -> None:
+        """Say what is awaited until the first words come, with the seconds waited so far."""
+        self._waiting = (text, time.monotonic())
+        self.set_status(text)
+        self._ticker.start()
+
+    def _tick(self) -> None:
+        text, since = self._waiting
+        self.status.setText(f"{text} {time.monotonic() - since:.0f} s")
+
+    def _stop_waiting(self) -> None:
+        self._ticker.stop()
+        self.bar.hide()
+
+    def summary_progress(self, progress: SummaryProgress) -> None:
+        """A summary being written: parts done of the total, time left, the section being read."""
+        self._ticker.stop()
+        if self._summary_total is None:
+            self._summary_total = progress.total
+        overview = progress.total > self._summary_total  # the parts are done; the overview is written
+        self.bar.setRange(0, max(progress.total, 1))
+        self.bar.setValue(progress.done)
+        self.bar.show()
+        self.set_status(summary_status(progress, overview=overview))
+
+    def _show_searched(self) -> None:
+        answer = self.turn.answer
+        if is_summary(answer):
+            self.searched.hide()  # a summary reads the whole document: nothing was searched
+            return
+        self.searched.set_query(self.turn.question, answer.searched_for if answer else self.turn.searched_for)
+
+    def _open(self, hit: object) -> None:
+        # A summary's sources are its parts; what opens is the section each one summarises.
+        self.source_clicked.emit(section_place(hit) if is_summary(self.turn.answer) else hit)
+
     def finish(self, answer: Answer) -> None:
         """Show the final text and the sources."""
         self._timer.stop()
+        self._stop_waiting()
         self.turn.answer = answer
         self.turn.text = answer.text
+        if answer.searched_for is not None:
+            self.turn.searched_for = answer.searched_for
+        self._show_searched()
         self._render()
         while self.sources_box.count():
             item = self.sources_box.takeAt(0)
@@ -229,13 +292,13 @@ class TurnCard(QWidget):
                                              else self.tr("Supporting quotes")))
             for quote in support.quotes:
                 qrow = QuoteRow(quote)
-                qrow.clicked.connect(self.source_clicked)
+                qrow.clicked.connect(self._open)
                 self.sources_box.addWidget(qrow)
         if answer.sources:
             self.sources_box.addWidget(muted(self.tr("Sources")))
             for i, hit in enumerate(answer.sources, 1):
                 row = SourceRow(i, hit, cited=i in answer.cited)
-                row.clicked.connect(self.source_clicked)
+                row.clicked.connect(self._open)
                 self.sources_box.addWidget(row)
         self.copy.setVisible(bool(self.shown.strip()))
         total = answer.timings.get("total")
@@ -248,6 +311,7 @@ class TurnCard(QWidget):
     def stopped(self) -> None:
         """The user stopped the answer: keep what came, say so."""
         self._timer.stop()
+        self._stop_waiting()
         self._render()
         self.turn.error = self.tr("Stopped.")
         self.set_status(self.tr("Stopped."))
@@ -255,6 +319,7 @@ class TurnCard(QWidget):
     def fail(self, message: str) -> None:
         """The answer failed; the banner above the chat has the details."""
         self._timer.stop()
+        self._stop_waiting()
         self.turn.error = message
         self._render()
         self.set_status(self.tr("No answer: {reason}").format(reason=message), error=True)
@@ -275,7 +340,7 @@ class TurnCard(QWidget):
             except ValueError:
                 return
             if 1 <= n <= len(self.turn.answer.sources):
-                self.source_clicked.emit(self.turn.answer.sources[n - 1])
+                self._open(self.turn.answer.sources[n - 1])
         elif url.scheme().lower() in ("http", "https", "mailto"):  # never file: no local files from an answer
             self.link_clicked.emit(url)
 
@@ -313,6 +378,7 @@ class ChatView(QWidget):
     stop_requested = Signal()
     source_clicked = Signal(object)
     link_clicked = Signal(QUrl)
+    research_requested = Signal(str, str)  # a question to ask again, searching the corrected query
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -355,6 +421,12 @@ class ChatView(QWidget):
         self.send.clicked.connect(self._send_or_stop)
         self.send.setMinimumWidth(80)
         row.addWidget(self.send, 0, Qt.AlignmentFlag.AlignBottom)
+        self.scope = ScopeChip()  # questions limited to chosen documents, until cleared
+        chip = QHBoxLayout()
+        chip.setContentsMargins(16, 0, 16, 0)
+        chip.addWidget(self.scope, 0)
+        chip.addStretch(1)
+        lay.addLayout(chip)
         outer = QHBoxLayout()
         outer.setContentsMargins(16, 0, 16, 10)
         outer.addWidget(box)
@@ -413,6 +485,8 @@ class ChatView(QWidget):
         card = TurnCard(turn)
         card.source_clicked.connect(self.source_clicked)
         card.link_clicked.connect(self.link_clicked)
+        card.research_requested.connect(self.research_requested)
+        card.searched.set_editable(not self._generating)
         self.column.insertWidget(self.column.count() - 1, card)
         self.cards.append(card)
         return card
@@ -420,6 +494,8 @@ class ChatView(QWidget):
     def set_generating(self, on: bool) -> None:
         """Switch the Send button to Stop while an answer streams."""
         self._generating = on
+        for card in self.cards:
+            card.searched.set_editable(not on)
         self.send.setText(self.tr("Stop") if on else self.tr("Send"))
         self.send.setToolTip(self.tr("Stop the answer (Esc)") if on else self.tr("Send (Enter)"))
 

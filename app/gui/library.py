@@ -42,6 +42,8 @@ class LibraryPanel(QWidget):
     remove_requested = Signal(list)
     reindex_requested = Signal(list)
     open_requested = Signal(str)
+    ask_about_requested = Signal(list)  # documents to limit the next questions to
+    summarize_requested = Signal(str)  # a document to summarize in the chat
     cancel_requested = Signal()
     watch_requested = Signal()
     unwatch_requested = Signal(str)
@@ -64,6 +66,11 @@ class LibraryPanel(QWidget):
         self.add_folder.clicked.connect(self.add_folder_requested)
         bar.addWidget(self.add_folder)
         bar.addStretch(1)
+        self.ask_about = QPushButton(self.tr("Ask about these"))
+        self.ask_about.setToolTip(self.tr("Answer the next questions from the selected documents only"))
+        self.ask_about.clicked.connect(self._ask_about)
+        self.ask_about.setEnabled(False)
+        bar.addWidget(self.ask_about)
         self.more = QToolButton()
         self.more.setText("⋯")
         self.more.setToolTip(self.tr("More actions for the selected documents"))
@@ -111,6 +118,7 @@ class LibraryPanel(QWidget):
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(
             lambda pos: self._menu().exec(self.tree.viewport().mapToGlobal(pos)))
+        self.tree.itemSelectionChanged.connect(lambda: self.ask_about.setEnabled(bool(self.searchable())))
         self.tree.itemDoubleClicked.connect(
             lambda item, _c: self.open_requested.emit(item.data(0, Qt.ItemDataRole.UserRole)))
         lay.addWidget(self.tree, 1)
@@ -149,14 +157,38 @@ class LibraryPanel(QWidget):
         menu = QMenu(self)
         open_ = QAction(self.tr("Open"), menu)
         open_.triggered.connect(lambda: [self.open_requested.emit(s) for s in self.selected()[:1]])
+        ask = QAction(self.tr("Ask about these"), menu)
+        ask.triggered.connect(self._ask_about)
+        summarize = QAction(self.tr("Summarize"), menu)
+        summarize.setToolTip(self.tr("A summary of the whole document, section by section, in the chat"))
+        summarize.triggered.connect(lambda: [self.summarize_requested.emit(s) for s in self.searchable()[:1]])
+        menu.addAction(open_)
+        menu.addAction(ask)
+        menu.addAction(summarize)
+        menu.addSeparator()
         reindex = QAction(self.tr("Re-index"), menu)
         reindex.triggered.connect(lambda: self.selected() and self.reindex_requested.emit(self.selected()))
         remove = QAction(self.tr("Remove from the library"), menu)
         remove.triggered.connect(lambda: self.selected() and self.remove_requested.emit(self.selected()))
-        for a in (open_, reindex, remove):
+        for a in (reindex, remove):
             menu.addAction(a)
-        menu.aboutToShow.connect(lambda: [a.setEnabled(bool(self.selected())) for a in (open_, reindex, remove)])
+
+        def enable() -> None:
+            for a in (open_, reindex, remove):
+                a.setEnabled(bool(self.selected()))
+            ask.setEnabled(bool(self.searchable()))
+            summarize.setEnabled(len(self.selected()) == 1 and bool(self.searchable()))
+
+        menu.aboutToShow.connect(enable)
         return menu
+
+    def searchable(self) -> list[str]:
+        """The selected documents that are indexed (what a question or a summary can use)."""
+        return [s for s in self.selected() if self.status_of(s) == DONE]
+
+    def _ask_about(self) -> None:
+        if self.searchable():
+            self.ask_about_requested.emit(self.searchable())
 
     def set_watched(self, folders: Sequence[str]) -> None:
         """The workspace's watched folders (their state follows with `set_watch_state`)."""

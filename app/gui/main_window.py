@@ -121,6 +121,8 @@ class MainWindow(QMainWindow):
         self.sidebar.export_chat_requested.connect(conv.export)
         self.chat.send_requested.connect(conv.ask)
         self.chat.stop_requested.connect(conv.stop)
+        self.chat.research_requested.connect(conv.research)
+        ws.switched.connect(conv.clear_scope)
         self.chat.source_clicked.connect(src.open_hit)
         self.chat.link_clicked.connect(src.open_link)
         self.chat.banner.log_requested.connect(self.open_log)
@@ -130,6 +132,8 @@ class MainWindow(QMainWindow):
         self.library.remove_requested.connect(docs.remove)
         self.library.reindex_requested.connect(docs.reindex)
         self.library.open_requested.connect(src.open_document)
+        self.library.ask_about_requested.connect(conv.ask_about)
+        self.library.summarize_requested.connect(conv.summarize)
         self.library.banner.log_requested.connect(self.open_log)
         self.library.watch_requested.connect(self.watch.choose)
         self.library.unwatch_requested.connect(self.watch.remove)
@@ -215,6 +219,14 @@ class MainWindow(QMainWindow):
     def ask(self, question: str) -> Job | None:
         """Ask a question in the current conversation; the answer streams in."""
         return self.conversations.ask(question)
+
+    def ask_about(self, sources: Sequence[str]) -> None:
+        """Limit the next questions to these documents (a chip above the question box, until cleared)."""
+        self.conversations.ask_about(sources)
+
+    def summarize(self, source: str) -> Job | None:
+        """Summarize a whole document into the current conversation."""
+        return self.conversations.summarize(source)
 
     def new_chat(self) -> None:
         """Start an empty conversation."""

@@ -12,8 +12,9 @@ which is what lets a user ask a question while a folder is still being indexed.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,13 @@ from PySide6.QtCore import QObject, Signal
 
 from app.gui.worker import Job, JobState, SerialExecutor
 from inference.errors import Cancelled
+from rag.answer import Answer
 from rag.ingest import IngestReport, Progress, discover
 from rag.service import Hearth, HearthConfig
+from rag.summary import Summary
 
 HearthFactory = Callable[[HearthConfig], Hearth]
+SUMMARY_OF = "summary of "  # what a summary records as searched, as the core does for "Summarize X" in the chat
 
 
 @dataclass(frozen=True)
@@ -293,22 +297,59 @@ class Operations(QObject):
         self.loaded_model = model
         self.model_loaded.emit(model)
 
-    def ask(self, question: str, workspace: str, conversation: int | None) -> Job:
-        """Answer a question in a stored conversation (a new one when None).
+    def ask(self, question: str, workspace: str, conversation: int | None, *, scope: Sequence[str] = (),
+            query: str | None = None) -> Job:
+        """Answer a question in a stored conversation (a new one when None), from the documents under `scope`
+        only when it names any, searching `query` instead of what the core would search when given.
 
         Progress: ConversationStarted once, then Token events; result: the Answer.
         """
-        hearth = self.hearth
+        hearth, scope = self.hearth, list(scope)
 
         def run(state: JobState):
             conv_id = conversation
             if conv_id is None:
                 conv_id = hearth.new_conversation(question, workspace=workspace)
             state.progress(ConversationStarted(conv_id))
-            return hearth.ask(question, workspace=workspace, conversation=conv_id,
-                              on_token=lambda piece: state.progress(Token(piece)), cancel=state.cancel)
+            return hearth.ask(question, workspace=workspace, conversation=conv_id, scope=scope, query=query,
+                              on_token=lambda piece: state.progress(Token(piece)), cancel=state.cancel,
+                              progress=state.progress)  # SummaryProgress, when the question asks for a summary
 
         return self.model.submit("ask", run)
+
+    def summarize(self, source: str, workspace: str, conversation: int | None, question: str) -> Job:
+        """Summarize a whole document on the chat model's executor, as a turn (`question`) of a stored
+        conversation (a new one when None).
+
+        Progress: ConversationStarted once, then SummaryProgress events; result: the summary as an Answer
+        whose sources are its sections.
+        """
+        hearth = self.hearth
+
+        def run(state: JobState) -> Answer:
+            conv_id = conversation
+            if conv_id is None:
+                conv_id = hearth.new_conversation(question, workspace=workspace)
+            state.progress(ConversationStarted(conv_id))
+            t0 = time.perf_counter()
+            try:
+                summary = hearth.summarize(source, workspace=workspace, progress=state.progress, cancel=state.cancel)
+            except Exception as exc:  # kept in the conversation, as an answer that failed or stopped is
+                hearth.conversations.add_turn(conv_id, question, None, error=str(exc) or type(exc).__name__)
+                raise
+            answer = summary_answer(summary, time.perf_counter() - t0)
+            hearth.conversations.add_turn(conv_id, question, answer)
+            return replace(answer, conversation_id=conv_id)
+
+        return self.model.submit("summarize", run)
+
+
+def summary_answer(summary: Summary, seconds: float) -> Answer:
+    """A summary as an answer in the chat: its text, its sections as the sources it cites [1]…[n] (the
+    core answers "Summarize X" typed in the chat the same way)."""
+    sources = summary.sources
+    return Answer(summary.summary, sources, list(range(1, len(sources) + 1)), {"total": seconds},
+                  searched_for=SUMMARY_OF + Path(summary.source).name)
 
 
 IngestCall = Callable[[Callable[[Progress], None], Callable[[], bool]], IngestReport]

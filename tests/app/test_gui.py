@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -543,15 +541,6 @@ def test_citations_become_links_outside_code():
     assert "`x[1]`" in md and "[9]" in md and "cite:9" not in md
 
 
-def test_the_core_never_imports_qt():
-    code = ("import sys, rag.service, rag.ingest, rag.answer, rag.conversations, inference.hardware, app.cli, "
-            "app.gui.hardware_source; "
-            "bad = [m for m in sys.modules if m.startswith('PySide6')]; assert not bad, bad")
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
-
-
-
-
 def test_settings_locked_by_the_administrator_are_read_only(qtbot, tmp_path, monkeypatch):
     from tests.tinygguf import write_tiny_llama
 
@@ -644,17 +633,3 @@ def test_a_quote_from_a_document_without_pages_opens_its_text_at_the_quote_highl
     doc.unlink()
     qtbot.mouseClick(row, Qt.MouseButton.LeftButton)
     assert "no longer at" in app.window.chat.banner.message and not app.opened
-
-
-def test_locate_finds_the_quote_by_offsets_then_by_text_then_by_words():
-    from app.gui.text_viewer import locate
-
-    text = "Alpha beta.\nThe fridge is cleaned\nout every Friday. Gamma."
-    quote = "The fridge is cleaned\nout every Friday."
-    at = text.index(quote)
-    assert locate(text, at, at + len(quote), quote) == (at, at + len(quote))
-    assert locate(text, 0, len(quote), quote) == (at, at + len(quote))  # stale offsets: found by its text
-    moved = "Intro.\n" + text.replace("cleaned\nout", "cleaned out")
-    start, end = locate(moved, at, at + len(quote), quote)  # respaced: found by its words
-    assert moved[start:end] == "The fridge is cleaned out every Friday."
-    assert locate("Nothing here.", 0, 5, quote) is None and locate(text, 0, 0, "") is None

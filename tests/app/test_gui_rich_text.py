@@ -128,6 +128,25 @@ def test_source_and_quote_rows_show_headings_and_passages_as_plain_text(qtbot, t
     assert trap.opened == 0
 
 
+def test_the_searched_query_the_scope_chip_and_a_summarys_section_are_plain_text(qtbot, trap):
+    from app.gui.asking import ScopeChip, SearchedFor
+    from rag.summary import SummaryProgress
+
+    tag = f'<img src="{trap.path}">'
+    searched, chip = SearchedFor(), ScopeChip()
+    searched.set_query("Who leads it?", f"Who leads {tag}?")
+    chip.set_sources([f"/docs/{tag}.md"])
+    card = TurnCard(Turn("Summarize it"))
+    card.summary_progress(SummaryProgress(1, 3, 20.0, f"Handbook › {tag}"))
+    for widget in (searched, chip, card):
+        qtbot.addWidget(widget)
+        _settle(qtbot, widget)
+        assert all(label.textFormat() == Qt.TextFormat.PlainText for label in _labels(widget) if "trap" in label.text())
+    assert tag in searched.label.text() and tag in card.status.text() and 'trap">.md' in chip.label.text()
+    assert "<img" not in chip.toolTip() and "&lt;img" in chip.toolTip()  # the full path, escaped
+    assert trap.opened == 0
+
+
 def test_plain_tooltip_escapes_markup():
     assert plain_tooltip('<img src="/dev/zero">\nnext') == "<qt>&lt;img src=&quot;/dev/zero&quot;&gt;<br>next</qt>"
     assert plain_tooltip("") == ""

@@ -1,8 +1,10 @@
-"""Conversations: asking (the answer streams into its card), stopping, and the stored chats of the
-workspace (open, delete, export)."""
+"""Conversations: asking (the answer streams into its card; limited to chosen documents while the scope
+chip shows them; again with a corrected search), summarizing a document into the chat, stopping, and the
+stored chats of the workspace (open, delete, export)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from app.gui.controllers.base import Controller
 from app.gui.operations import ConversationStarted, Token
 from app.gui.worker import Failure, Job
 from rag.conversations import Conversation, Turn
+from rag.summary import SummaryProgress
 
 
 class ConversationController(Controller):
@@ -103,9 +106,38 @@ class ConversationController(Controller):
             chats, self.conversation.id if self.conversation else None))
         job.failed.connect(self.show_failure)
 
-    def ask(self, question: str) -> Job | None:
-        """Ask a question in the current conversation; the answer streams in."""
+    def ask(self, question: str, *, query: str | None = None) -> Job | None:
+        """Ask a question in the current conversation; the answer streams in. While the scope chip shows
+        chosen documents, only they are searched; `query` searches that text instead (a correction)."""
+        scope = list(self.chat.scope.sources)
+        return self._start(question, lambda conv_id: self.ops.ask(question, self.workspace, conv_id, scope=scope,
+                                                                  query=query),
+                           self.tr("Reading your documents…"))
+
+    def research(self, question: str, query: str) -> Job | None:
+        """Ask a question again, searching the query the user corrected."""
+        return self.ask(question, query=query)
+
+    def summarize(self, source: str) -> Job | None:
+        """Summarize a whole document into the current conversation (progress in its card; Esc stops it)."""
+        question = self.tr("Summarize {name}").format(name=Path(source).name)
+        return self._start(question, lambda conv_id: self.ops.summarize(source, self.workspace, conv_id, question),
+                           self.tr("Summarizing {name}…").format(name=Path(source).name))
+
+    def ask_about(self, sources: Sequence[str]) -> None:
+        """Limit the next questions to these documents (the chip above the question box shows them)."""
+        self.chat.scope.set_sources(sources)
+        self.chat.prompt.setFocus()
+
+    def clear_scope(self) -> None:
+        """Ask about the whole workspace again."""
+        self.chat.scope.clear()
+
+    def _start(self, question: str, submit: Callable[[int | None], Job], waiting: str) -> Job | None:
+        """Show a new turn and run its job (`submit(conversation id or None)`); one at a time."""
         if self.ask_job is not None:
+            self.window.statusBar().showMessage(
+                self.tr("An answer is being written: wait for it, or stop it (Esc)."), 6000)
             return None
         if self.conversation is None:
             self.conversation = Conversation(0, self.workspace, question)  # stored by the job; id follows
@@ -113,10 +145,9 @@ class ConversationController(Controller):
         turn = Turn(question)
         self.conversation.turns.append(turn)
         card = self.chat.start_turn(turn)
-        if self.window.model.state == "loading":
-            card.set_status(self.tr("Waiting for the model to load…"))
+        card.wait(self.tr("Waiting for the model to load…") if self.window.model.state == "loading" else waiting)
         self._live = (turn, card)
-        job = self.ops.ask(question, self.workspace, conv_id)
+        job = submit(conv_id)
         self.ask_job = job
         conv = self.conversation
         job.progress.connect(lambda e: self._on_progress(conv, e))
@@ -126,9 +157,11 @@ class ConversationController(Controller):
         return job
 
     def stop(self) -> None:
-        """Stop the answer being written (Esc)."""
+        """Stop the answer being written (Esc); with none, Esc in an empty question box clears the scope."""
         if self.ask_job is not None:
             self.ask_job.cancel()
+        elif not self.chat.prompt.toPlainText().strip():
+            self.clear_scope()
 
     def _on_progress(self, conv: Conversation, event: object) -> None:
         if isinstance(event, ConversationStarted):
@@ -136,15 +169,17 @@ class ConversationController(Controller):
                 conv.id = event.id
                 self.refresh_list()
             return
-        if not isinstance(event, Token) or self._live is None:
+        if self._live is None:
             return
         turn, card = self._live
-        if card is not None:
-            if card.status.isVisible() and card.status.text():
-                card.status.hide()
-            card.append(event.text)
-        else:
-            turn.text += event.text
+        if isinstance(event, SummaryProgress):
+            if card is not None:
+                card.summary_progress(event)
+        elif isinstance(event, Token):
+            if card is not None:
+                card.append(event.text)
+            else:
+                turn.text += event.text
 
     def _on_answer(self, answer: Any) -> None:
         if self._live is None:

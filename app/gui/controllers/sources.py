@@ -26,7 +26,8 @@ class SourceController(Controller):
 
     def open_hit(self, hit: Any) -> Job | None:
         """Open a cited passage or quote (anything with source, page, text, start, end): a PDF in the app at
-        its page, any other document as the text Hearth read from it, scrolled to the passage, highlighted."""
+        its page, any other document as the text Hearth read from it, scrolled to the passage, highlighted.
+        A section a summary cites (`section` true, no text of its own) is highlighted from start to end."""
         path = Path(hit.source)
         if path.suffix.lower() == ".pdf" or not path.exists():
             self.open_path(path, hit.page, hit.text)
@@ -57,7 +58,10 @@ class SourceController(Controller):
             viewer.open_original.connect(self.window.open_external)
             self.text_viewers[path] = viewer
         viewer.stamp = stamp
-        viewer.show_text(path, text, hit.start, hit.end, hit.text)
+        snippet = hit.text
+        if getattr(hit, "section", False):
+            snippet = text[hit.start:hit.end] if 0 <= hit.start < hit.end <= len(text) else ""
+        viewer.show_text(path, text, hit.start, hit.end, snippet)
         _present(viewer)
 
     def open_document(self, source: str) -> None:

@@ -17,7 +17,7 @@
 <context>
     <name>Chat</name>
     <message>
-        <location filename="../chat.py" line="51"/>
+        <location filename="../chat.py" line="55"/>
         <source>page {n}</source>
         <translation>стр. {n}</translation>
     </message>
@@ -25,43 +25,43 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../chat.py" line="350"/>
+        <location filename="../chat.py" line="416"/>
         <source>Ask about your documents…  (Enter sends, Shift+Enter: new line)</source>
         <translation>Спросите о своих документах…  (Enter — отправить, Shift+Enter — новая строка)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="353"/>
-        <location filename="../chat.py" line="423"/>
+        <location filename="../chat.py" line="419"/>
+        <location filename="../chat.py" line="499"/>
         <source>Send</source>
         <translation>Отправить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="378"/>
+        <location filename="../chat.py" line="450"/>
         <source>Answers come only from the documents in this workspace, with their sources. Drop files or folders anywhere on the window to add them.</source>
         <translation>Ответы берутся только из документов этого пространства, с указанием источников. Чтобы добавить файлы или папки, перетащите их в любое место окна.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="387"/>
+        <location filename="../chat.py" line="459"/>
         <source>Ask anything about the {n} documents in “{ws}”</source>
         <translation>Спросите что угодно о документах в «{ws}» ({n})</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="390"/>
+        <location filename="../chat.py" line="462"/>
         <source>“{ws}” has no documents yet</source>
         <translation>В «{ws}» пока нет документов</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="423"/>
+        <location filename="../chat.py" line="499"/>
         <source>Stop</source>
         <translation>Остановить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="424"/>
+        <location filename="../chat.py" line="500"/>
         <source>Stop the answer (Esc)</source>
         <translation>Остановить ответ (Esc)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="424"/>
+        <location filename="../chat.py" line="500"/>
         <source>Send (Enter)</source>
         <translation>Отправить (Enter)</translation>
     </message>
@@ -69,27 +69,47 @@
 <context>
     <name>ConversationController</name>
     <message>
-        <location filename="../controllers/conversations.py" line="87"/>
+        <location filename="../controllers/conversations.py" line="90"/>
         <source>Export chat</source>
         <translation>Экспорт чата</translation>
     </message>
     <message>
-        <location filename="../controllers/conversations.py" line="88"/>
+        <location filename="../controllers/conversations.py" line="91"/>
         <source>Markdown (*.md)</source>
         <translation>Markdown (*.md)</translation>
     </message>
     <message>
-        <location filename="../controllers/conversations.py" line="94"/>
+        <location filename="../controllers/conversations.py" line="97"/>
         <source>Saved {path}</source>
         <translation>Сохранено: {path}</translation>
     </message>
     <message>
-        <location filename="../controllers/conversations.py" line="117"/>
+        <location filename="../controllers/conversations.py" line="115"/>
+        <source>Reading your documents…</source>
+        <translation>Читаю ваши документы…</translation>
+    </message>
+    <message>
+        <location filename="../controllers/conversations.py" line="123"/>
+        <source>Summarize {name}</source>
+        <translation>Краткое содержание: {name}</translation>
+    </message>
+    <message>
+        <location filename="../controllers/conversations.py" line="125"/>
+        <source>Summarizing {name}…</source>
+        <translation>Составляю краткое содержание {name}…</translation>
+    </message>
+    <message>
+        <location filename="../controllers/conversations.py" line="140"/>
+        <source>An answer is being written: wait for it, or stop it (Esc).</source>
+        <translation>Ответ ещё пишется: дождитесь его или остановите (Esc).</translation>
+    </message>
+    <message>
+        <location filename="../controllers/conversations.py" line="148"/>
         <source>Waiting for the model to load…</source>
         <translation>Ждём загрузки модели…</translation>
     </message>
     <message>
-        <location filename="../controllers/conversations.py" line="164"/>
+        <location filename="../controllers/conversations.py" line="199"/>
         <source>Stopped.</source>
         <translation>Остановлено.</translation>
     </message>
@@ -372,192 +392,213 @@
 <context>
     <name>LibraryPanel</name>
     <message>
-        <location filename="../library.py" line="59"/>
+        <location filename="../library.py" line="61"/>
         <source>Add files…</source>
         <translation>Добавить файлы…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="60"/>
+        <location filename="../library.py" line="62"/>
         <source>Add documents to this workspace (Ctrl+O)</source>
         <translation>Добавить документы в это пространство (Ctrl+O)</translation>
     </message>
     <message>
-        <location filename="../library.py" line="63"/>
+        <location filename="../library.py" line="65"/>
         <source>Add folder…</source>
         <translation>Добавить папку…</translation>
     </message>
     <message>
         <location filename="../library.py" line="69"/>
+        <location filename="../library.py" line="160"/>
+        <source>Ask about these</source>
+        <translation>Спросить об этих</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="70"/>
+        <source>Answer the next questions from the selected documents only</source>
+        <translation>Отвечать на следующие вопросы только по выбранным документам</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="76"/>
         <source>More actions for the selected documents</source>
         <translation>Другие действия с выбранными документами</translation>
     </message>
     <message>
-        <location filename="../library.py" line="87"/>
+        <location filename="../library.py" line="94"/>
         <source>Cancel</source>
         <translation>Отмена</translation>
     </message>
     <message>
-        <location filename="../library.py" line="88"/>
+        <location filename="../library.py" line="95"/>
         <source>Stop indexing; the documents done so far are kept</source>
         <translation>Остановить индексацию; уже обработанные документы сохранятся</translation>
     </message>
     <message>
-        <location filename="../library.py" line="99"/>
+        <location filename="../library.py" line="106"/>
         <source>Document</source>
         <translation>Документ</translation>
     </message>
     <message>
-        <location filename="../library.py" line="99"/>
+        <location filename="../library.py" line="106"/>
         <source>Status</source>
         <translation>Состояние</translation>
     </message>
     <message>
-        <location filename="../library.py" line="99"/>
+        <location filename="../library.py" line="106"/>
         <source>Passages</source>
         <translation>Фрагменты</translation>
     </message>
     <message>
-        <location filename="../library.py" line="121"/>
+        <location filename="../library.py" line="129"/>
         <source>Watched folders</source>
         <translation>Отслеживаемые папки</translation>
     </message>
     <message>
-        <location filename="../library.py" line="123"/>
+        <location filename="../library.py" line="131"/>
         <source>Watch a folder…</source>
         <translation>Отслеживать папку…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="124"/>
+        <location filename="../library.py" line="132"/>
         <source>Keep a folder in sync: new, changed and deleted files are picked up by themselves</source>
         <translation>Синхронизировать папку: новые, изменённые и удалённые файлы учитываются сами</translation>
     </message>
     <message>
-        <location filename="../library.py" line="140"/>
+        <location filename="../library.py" line="148"/>
         <source>None: documents are indexed when you add them.</source>
         <translation>Нет: документы индексируются, когда вы их добавляете.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="143"/>
+        <location filename="../library.py" line="151"/>
         <source>Drop files or folders anywhere on the window to add them; drop a .gguf file to add a chat model.</source>
         <translation>Перетащите файлы или папки в любое место окна, чтобы добавить их; файл .gguf добавляет модель для чата.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="150"/>
+        <location filename="../library.py" line="158"/>
         <source>Open</source>
         <translation>Открыть</translation>
     </message>
     <message>
-        <location filename="../library.py" line="152"/>
+        <location filename="../library.py" line="162"/>
+        <source>Summarize</source>
+        <translation>Краткое содержание</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="163"/>
+        <source>A summary of the whole document, section by section, in the chat</source>
+        <translation>Краткое содержание всего документа, раздел за разделом, в чате</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="169"/>
         <source>Re-index</source>
         <translation>Переиндексировать</translation>
     </message>
     <message>
-        <location filename="../library.py" line="154"/>
+        <location filename="../library.py" line="171"/>
         <source>Remove from the library</source>
         <translation>Убрать из библиотеки</translation>
     </message>
     <message>
-        <location filename="../library.py" line="165"/>
+        <location filename="../library.py" line="197"/>
         <source>starting…</source>
         <translation>запуск…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="192"/>
+        <location filename="../library.py" line="224"/>
         <source>Open folder</source>
         <translation>Открыть папку</translation>
     </message>
     <message>
-        <location filename="../library.py" line="193"/>
+        <location filename="../library.py" line="225"/>
         <source>Stop watching</source>
         <translation>Не отслеживать</translation>
     </message>
     <message>
-        <location filename="../library.py" line="203"/>
+        <location filename="../library.py" line="235"/>
         <source>queued</source>
         <translation>в очереди</translation>
     </message>
     <message>
-        <location filename="../library.py" line="203"/>
+        <location filename="../library.py" line="235"/>
         <source>reading…</source>
         <translation>чтение…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="203"/>
+        <location filename="../library.py" line="235"/>
         <source>embedding…</source>
         <translation>векторизация…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="204"/>
+        <location filename="../library.py" line="236"/>
         <source>done</source>
         <translation>готово</translation>
     </message>
     <message>
-        <location filename="../library.py" line="204"/>
+        <location filename="../library.py" line="236"/>
         <source>failed</source>
         <translation>ошибка</translation>
     </message>
     <message>
-        <location filename="../library.py" line="204"/>
+        <location filename="../library.py" line="236"/>
         <source>not indexed (stopped)</source>
         <translation>не проиндексирован (остановлено)</translation>
     </message>
     <message>
-        <location filename="../library.py" line="205"/>
+        <location filename="../library.py" line="237"/>
         <source>interrupted, will be redone</source>
         <translation>прервано, будет повторено</translation>
     </message>
     <message>
-        <location filename="../library.py" line="245"/>
+        <location filename="../library.py" line="277"/>
         <source>Looking for documents…</source>
         <translation>Поиск документов…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="282"/>
+        <location filename="../library.py" line="314"/>
         <source>Indexing stopped.</source>
         <translation>Индексация остановлена.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="283"/>
+        <location filename="../library.py" line="315"/>
         <source>The documents indexed so far are kept; add the rest again to go on.</source>
         <translation>Уже проиндексированные документы сохранены; чтобы продолжить, добавьте остальные ещё раз.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="287"/>
+        <location filename="../library.py" line="319"/>
         <source>{n} of the documents could not be read.</source>
         <translation>Не удалось прочитать документов: {n}.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="288"/>
+        <location filename="../library.py" line="320"/>
         <source>Each one&apos;s reason is in its row (hover for the full text).</source>
         <translation>Причина указана в строке каждого (наведите курсор, чтобы увидеть полный текст).</translation>
     </message>
     <message>
-        <location filename="../library.py" line="295"/>
+        <location filename="../library.py" line="327"/>
         <source>{done} of {total} files · {chunks} passages</source>
         <translation>{done} из {total} файлов · фрагментов: {chunks}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="302"/>
+        <location filename="../library.py" line="334"/>
         <source>{rate:.0f} passages/s · about {eta} left</source>
         <translation>{rate:.0f} фрагм./с · осталось около {eta}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="324"/>
+        <location filename="../library.py" line="356"/>
         <source>{n} pages</source>
         <translation>страниц: {n}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="339"/>
+        <location filename="../library.py" line="371"/>
         <source>No documents yet.</source>
         <translation>Документов пока нет.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="341"/>
+        <location filename="../library.py" line="373"/>
         <source>{n} documents · {chunks} passages</source>
         <translation>документов: {n} · фрагментов: {chunks}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="343"/>
+        <location filename="../library.py" line="375"/>
         <source>{n} failed</source>
         <translation>с ошибкой: {n}</translation>
     </message>
@@ -566,104 +607,104 @@
     <name>MainWindow</name>
     <message>
         <location filename="../main_window.py" line="71"/>
-        <location filename="../main_window.py" line="177"/>
+        <location filename="../main_window.py" line="181"/>
         <source>Library</source>
         <translation>Библиотека</translation>
     </message>
     <message>
         <location filename="../main_window.py" line="72"/>
-        <location filename="../main_window.py" line="178"/>
+        <location filename="../main_window.py" line="182"/>
         <source>Hardware</source>
         <translation>Оборудование</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="156"/>
+        <location filename="../main_window.py" line="160"/>
         <source>&amp;File</source>
         <translation>&amp;Файл</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="157"/>
+        <location filename="../main_window.py" line="161"/>
         <source>Add files…</source>
         <translation>Добавить файлы…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="159"/>
+        <location filename="../main_window.py" line="163"/>
         <source>Add folder…</source>
         <translation>Добавить папку…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="160"/>
+        <location filename="../main_window.py" line="164"/>
         <source>Watch a folder…</source>
         <translation>Отслеживать папку…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="162"/>
+        <location filename="../main_window.py" line="166"/>
         <source>New workspace…</source>
         <translation>Новое пространство…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="164"/>
+        <location filename="../main_window.py" line="168"/>
         <source>Settings…</source>
         <translation>Настройки…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="166"/>
+        <location filename="../main_window.py" line="170"/>
         <source>Quit</source>
         <translation>Выход</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="167"/>
+        <location filename="../main_window.py" line="171"/>
         <source>&amp;Chat</source>
         <translation>&amp;Чат</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="168"/>
+        <location filename="../main_window.py" line="172"/>
         <source>New chat</source>
         <translation>Новый чат</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="170"/>
+        <location filename="../main_window.py" line="174"/>
         <source>Stop</source>
         <translation>Остановить</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="172"/>
+        <location filename="../main_window.py" line="176"/>
         <source>Export chat…</source>
         <translation>Экспорт чата…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="173"/>
+        <location filename="../main_window.py" line="177"/>
         <source>&amp;View</source>
         <translation>&amp;Вид</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="174"/>
+        <location filename="../main_window.py" line="178"/>
         <source>Side panel</source>
         <translation>Боковая панель</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="179"/>
+        <location filename="../main_window.py" line="183"/>
         <source>&amp;Help</source>
         <translation>&amp;Справка</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="180"/>
+        <location filename="../main_window.py" line="184"/>
         <source>Open log file</source>
         <translation>Открыть журнал</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="181"/>
+        <location filename="../main_window.py" line="185"/>
         <source>Open data folder</source>
         <translation>Открыть папку данных</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="182"/>
-        <location filename="../main_window.py" line="294"/>
+        <location filename="../main_window.py" line="186"/>
+        <location filename="../main_window.py" line="306"/>
         <source>About Hearth</source>
         <translation>О программе Hearth</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="295"/>
+        <location filename="../main_window.py" line="307"/>
         <source>&lt;b&gt;Hearth&lt;/b&gt;&lt;br&gt;Private, offline answers from your own documents.&lt;br&gt;Nothing leaves this computer.</source>
         <translation>&lt;b&gt;Hearth&lt;/b&gt;&lt;br&gt;Частные ответы по вашим документам без интернета.&lt;br&gt;Ничто не покидает этот компьютер.</translation>
     </message>
@@ -732,9 +773,60 @@
 <context>
     <name>QuoteRow</name>
     <message>
-        <location filename="../chat.py" line="116"/>
+        <location filename="../chat.py" line="120"/>
         <source>Open {file} at this quote</source>
         <translation>Открыть {file} на этой цитате</translation>
+    </message>
+</context>
+<context>
+    <name>ScopeChip</name>
+    <message>
+        <location filename="../asking.py" line="33"/>
+        <source>1 document: {names}</source>
+        <translation>Документ: {names}</translation>
+    </message>
+    <message>
+        <location filename="../asking.py" line="34"/>
+        <source>{n} documents: {names}</source>
+        <translation>Документов: {n} — {names}</translation>
+    </message>
+    <message>
+        <location filename="../asking.py" line="57"/>
+        <source>Ask about the whole workspace again (Esc)</source>
+        <translation>Снова спрашивать по всему рабочему пространству (Esc)</translation>
+    </message>
+    <message>
+        <location filename="../asking.py" line="69"/>
+        <source>Questions are answered from these documents only:</source>
+        <translation>Ответы даются только по этим документам:</translation>
+    </message>
+</context>
+<context>
+    <name>SearchedFor</name>
+    <message>
+        <location filename="../asking.py" line="99"/>
+        <source>What was searched in your documents. Double-click to correct it.</source>
+        <translation>Что искали в ваших документах. Дважды щёлкните, чтобы исправить.</translation>
+    </message>
+    <message>
+        <location filename="../asking.py" line="103"/>
+        <source>Enter searches again with this text; Esc leaves it as it was</source>
+        <translation>Enter — искать заново по этому тексту; Esc — оставить как было</translation>
+    </message>
+    <message>
+        <location filename="../asking.py" line="108"/>
+        <source>Edit</source>
+        <translation>Изменить</translation>
+    </message>
+    <message>
+        <location filename="../asking.py" line="110"/>
+        <source>Correct what is searched and ask again</source>
+        <translation>Исправить запрос и спросить снова</translation>
+    </message>
+    <message>
+        <location filename="../asking.py" line="120"/>
+        <source>Searched for: {query}</source>
+        <translation>Искали: {query}</translation>
     </message>
 </context>
 <context>
@@ -967,22 +1059,22 @@
 <context>
     <name>SourceController</name>
     <message>
-        <location filename="../controllers/sources.py" line="77"/>
+        <location filename="../controllers/sources.py" line="81"/>
         <source>{name} is no longer at {folder}.</source>
         <translation>Файла {name} больше нет в {folder}.</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="78"/>
+        <location filename="../controllers/sources.py" line="82"/>
         <source>Re-index it from its new place, or remove it.</source>
         <translation>Проиндексируйте его на новом месте или уберите из библиотеки.</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="100"/>
+        <location filename="../controllers/sources.py" line="104"/>
         <source>Open in another application?</source>
         <translation>Открыть в другом приложении?</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="101"/>
+        <location filename="../controllers/sources.py" line="105"/>
         <source>Hearth could not read this document:
 
 {path}
@@ -995,12 +1087,12 @@ Open it in the application your system uses for it?</source>
 Открыть его в приложении, которое система использует для таких файлов?</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="120"/>
+        <location filename="../controllers/sources.py" line="124"/>
         <source>Open link?</source>
         <translation>Открыть ссылку?</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="121"/>
+        <location filename="../controllers/sources.py" line="125"/>
         <source>The answer links to:
 
 {url}
@@ -1016,9 +1108,32 @@ Open it outside Hearth?</source>
 <context>
     <name>SourceRow</name>
     <message>
-        <location filename="../chat.py" line="85"/>
+        <location filename="../chat.py" line="89"/>
         <source>Open {file}</source>
         <translation>Открыть {file}</translation>
+    </message>
+</context>
+<context>
+    <name>Summary</name>
+    <message>
+        <location filename="../asking.py" line="205"/>
+        <source>Summarizing: putting the parts together…</source>
+        <translation>Краткое содержание: свожу части вместе…</translation>
+    </message>
+    <message>
+        <location filename="../asking.py" line="206"/>
+        <source>Summarizing: {done} of {total} parts</source>
+        <translation>Краткое содержание: частей {done} из {total}</translation>
+    </message>
+    <message>
+        <location filename="../asking.py" line="209"/>
+        <source>about {eta} left</source>
+        <translation>осталось около {eta}</translation>
+    </message>
+    <message>
+        <location filename="../asking.py" line="212"/>
+        <source>reading “{section}”</source>
+        <translation>читаю «{section}»</translation>
     </message>
 </context>
 <context>
@@ -1057,53 +1172,53 @@ Open it outside Hearth?</source>
 <context>
     <name>TurnCard</name>
     <message>
-        <location filename="../chat.py" line="176"/>
+        <location filename="../chat.py" line="184"/>
         <source>Copy</source>
         <translation>Копировать</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="177"/>
+        <location filename="../chat.py" line="185"/>
         <source>Copy the answer as Markdown</source>
         <translation>Скопировать ответ в формате Markdown</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="212"/>
+        <location filename="../chat.py" line="235"/>
         <source>*(not found in your documents)*</source>
         <translation>*(в ваших документах этого нет)*</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="228"/>
+        <location filename="../chat.py" line="291"/>
         <source>What the documents say</source>
         <translation>Что говорят документы</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="229"/>
+        <location filename="../chat.py" line="292"/>
         <source>Supporting quotes</source>
         <translation>Подтверждающие цитаты</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="235"/>
+        <location filename="../chat.py" line="298"/>
         <source>Sources</source>
         <translation>Источники</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="243"/>
+        <location filename="../chat.py" line="306"/>
         <source>The model&apos;s reply was not borne out by the documents; their own words are shown instead.</source>
         <translation>Ответ модели не подтверждается документами; вместо него показаны их собственные слова.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="246"/>
+        <location filename="../chat.py" line="309"/>
         <source>{seconds:.1f} s</source>
         <translation>{seconds:.1f} с</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="252"/>
-        <location filename="../chat.py" line="253"/>
+        <location filename="../chat.py" line="316"/>
+        <location filename="../chat.py" line="317"/>
         <source>Stopped.</source>
         <translation>Остановлено.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="260"/>
+        <location filename="../chat.py" line="325"/>
         <source>No answer: {reason}</source>
         <translation>Нет ответа: {reason}</translation>
     </message>
