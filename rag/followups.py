@@ -32,7 +32,7 @@ _GENERIC = re.compile(r"\b(?:the|this|that)\s+(project|document|policy|sheet|con
                       r"programme|program|initiative|memo|notice|handbook|guide)\b", re.IGNORECASE)
 _ATTRIBUTE = re.compile(r"^(the|its|their|his|her|what|what's|whats|who|who's|when|where|how|which)\b", re.IGNORECASE)
 # An ellipsis that changes a detail of the last question rather than asking another fact ("and abroad?").
-_MODIFIER = re.compile(r"^(for|in|at|on|abroad|during|after|before|with|without|by|from|to|outside|inside|"
+_MODIFIER = re.compile(r"^(for|in|at|on|abroad|during|after|before|with|within|without|by|from|to|outside|inside|"
                        r"для|в|на|за|при|после|до|без)\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 _STOP = {
@@ -60,17 +60,15 @@ class Earlier:
 
 
 def leans_on_conversation(question: str) -> bool:
-    """Whether a question plainly refers back: a pronoun, "the project", "and …?", or two words at most
-    besides question words ("next milestone?", "What's the budget?") and no name of its own."""
+    """Whether a question plainly refers back: a pronoun, "the project", or "and …?"."""
     words = [_POSSESSIVE.sub("", w.lower()).strip("'’") for w in _WORD.findall(question)]
-    if any(w in _REFERENCES for w in words) or _GENERIC.search(question) or _CONTINUES.match(question):
-        return True
-    return len(_content(question)) <= 2 and not names_in(question)
+    return any(w in _REFERENCES for w in words) or bool(_GENERIC.search(question) or _CONTINUES.match(question))
 
 
 def may_lean_on_conversation(question: str) -> bool:
     """Whether a question could be about the conversation's subject without saying so: it names nothing and
-    is short ("who signs off changes"). Whether it does is for the documents to tell (see standalone_query)."""
+    is short ("next milestone?", "What's the budget?", "who signs off changes"). Whether it is, is for the
+    documents to tell (see standalone_query)."""
     return not names_in(question) and len(_content(question)) <= 4
 
 
@@ -121,22 +119,27 @@ def subject_of(earlier: Sequence[Earlier]) -> str | None:
 
 
 def standalone_query(question: str, earlier: Sequence[Earlier], *,
-                     ambiguous: Callable[[str], bool] | None = None) -> str:
+                     alike: Callable[[str], set[str]] | None = None) -> str:
     """The query to search for `question` in the conversation `earlier` (oldest first); the question itself
     when it does not lean on the conversation.
 
-    `ambiguous(question)` says whether the documents cannot tell what a short question without a name is
-    about (its best passages come from several documents alike); such a question is taken to be about the
-    conversation's subject, while one that a single document answers clearly is a change of topic.
+    A short question that names nothing leans on it when the documents cannot tell what it is about:
+    `alike(question)` gives the documents whose passages answer it about equally well, and when there are
+    several and the conversation's documents are among them, it is taken to be about the conversation's
+    subject ("who signs off changes" after questions on one of five project sheets); when one document
+    answers it clearly, or only documents the conversation was not about, it is a change of topic.
     """
     question = " ".join(question.split())
     if not earlier:
         return question
     if not leans_on_conversation(question):
         subject = subject_of(earlier)
-        if subject is None or ambiguous is None or not may_lean_on_conversation(question) or not ambiguous(question):
+        if subject is None or alike is None or not may_lean_on_conversation(question):
             return question
-        return f"{subject} {question}"
+        documents = alike(question)
+        recent = next((set(t.documents) for t in reversed(earlier) if t.documents), set())
+        if len(documents) < 2 or not documents & recent:
+            return question
     previous = earlier[-1]
     subject = subject_of(earlier)
     rest = _CONTINUES.sub("", question, count=1).strip(" ,") or question

@@ -121,17 +121,16 @@ class Questions:
     def standalone(self, question: str, earlier: Sequence[Earlier], *, workspace: str = DEFAULT_WORKSPACE) -> str:
         """The query to search for a question after the turns `earlier` (see rag/followups.py); a short
         question naming nothing counts as a follow-up when the documents cannot tell what it is about."""
-        return standalone_query(question, earlier, ambiguous=lambda q: self._ambiguous(q, workspace))
+        return standalone_query(question, earlier, alike=lambda q: self._alike(q, workspace))
 
-    def _ambiguous(self, question: str, workspace: str) -> bool:
-        """Whether the best passages for a question come from several documents alike: similarity within
-        20 % of the best passage's, in two documents or more."""
+    def _alike(self, question: str, workspace: str) -> set[str]:
+        """The documents whose passages answer a question about equally well: similarity within 20 % of the
+        best passage's, among the top five."""
         hits = self.search(question, k=5, workspace=workspace)
         if not hits:
-            return False
+            return set()
         top = max(h.score for h in hits)
-        alike = {h.source for h in hits if h.score >= AMBIGUOUS_WITHIN * top}
-        return len(alike) >= 2
+        return {h.source for h in hits if h.score >= AMBIGUOUS_WITHIN * top}
 
     def ask(
         self,

@@ -186,15 +186,24 @@ def test_unknown_chat_model_is_a_usage_error(tmp_path: Path) -> None:
 def test_int8_is_quantised_once_from_the_fp32_graph(
     converted: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from inference.quantize import RECIPES
+
     cache, fp32 = converted
     int8 = default_embedder_dir(cache)  # int8 is the default precision
-    assert int8 == fp32.with_name(fp32.name + "-int8"), "the full recipe passes its check on this model"
+    # The first recipe that passes its check on this CPU is used: the full one keeps its precision where
+    # the CPU has VNNI (AVX-512 or AVX-VNNI); on plain AVX2, ONNX Runtime's u8s8 kernels saturate and the
+    # recipe that keeps the feed-forward output projections in fp32 is the one that passes.
+    tried = [fp32.with_name(f"{fp32.name}-{r.suffix}") for r in RECIPES]
+    assert int8 in tried, int8
+    chosen = RECIPES[tried.index(int8)]
+    for earlier in tried[: tried.index(int8)]:
+        assert json.loads((earlier / "hearth-converted.json").read_text())["check"]["passed"] is False
     marker = json.loads((int8 / "hearth-converted.json").read_text())
-    assert marker["precision"] == "int8" and marker["check"]["passed"] and marker["keep_fp32"] is None
+    assert marker["precision"] == "int8" and marker["check"]["passed"] and marker["keep_fp32"] == chosen.keep_fp32
     assert marker["from"] == json.loads((fp32 / "hearth-converted.json").read_text())["model_sha256"]
     graph = onnx.load(str(int8 / "model.onnx"))
     kinds = [n.op_type for n in graph.graph.node]
-    assert kinds.count("MatMulInteger") == 36 and "DynamicQuantizeLinear" in kinds
+    assert kinds.count("MatMulInteger") == (36 if chosen.keep_fp32 is None else 30) and "DynamicQuantizeLinear" in kinds
     assert {p.key: p.value for p in graph.metadata_props}["hearth.precision"] == "int8"
     import inference.quantize
 
@@ -220,7 +229,8 @@ def test_embedder_dir_resolves_names_and_recorded_keys(converted: tuple[Path, Pa
     cache, fp32 = converted
     assert models.embedder_dir("all-MiniLM-L6-v2:fp32", cache) == fp32
     assert models.embedder_dir(fp32.name, cache) == fp32
-    assert models.embedder_dir(None, cache) == fp32.with_name(fp32.name + "-int8")
+    assert models.embedder_dir(None, cache) == default_embedder_dir(cache)  # the int8 copy that passed its check
+    assert models.embedder_dir(None, cache).name.startswith(fp32.name + "-int8")
     with pytest.raises(UsageError, match="no embedding model called 'bge-small'"):
         models.embedder_dir("bge-small", cache)
     with pytest.raises(UsageError, match="Unknown precision"):

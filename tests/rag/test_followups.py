@@ -8,7 +8,7 @@ import pytest
 
 from inference.errors import UsageError
 from rag.config import HearthConfig
-from rag.followups import Earlier, leans_on_conversation, names_in, standalone_query
+from rag.followups import Earlier, leans_on_conversation, may_lean_on_conversation, names_in, standalone_query
 from rag.service import Hearth
 from tests.fakes import HashEmbedder, ScriptedModel
 
@@ -26,10 +26,14 @@ def test_a_pronoun_takes_the_subject_of_the_previous_turn():
     assert standalone_query("Where is the team based?", earlier) == "Where is the Project Falcon team based?"
 
 
+SHEETS_ALIKE = {"/d/project-heron.md", "/d/project-falcon.md", "/d/project-kestrel.md"}
+
+
 def test_an_ellipsis_asks_another_fact_of_the_same_subject_or_changes_a_detail():
-    earlier = [Earlier("Who leads Heron?")]
+    earlier = [Earlier("Who leads Heron?", documents=("/d/project-heron.md",))]
     assert standalone_query("And the end date?", earlier) == "Heron the end date?"
-    assert standalone_query("next milestone?", earlier) == "Heron next milestone?"
+    # A short question naming nothing that several documents answer alike, the conversation's among them.
+    assert standalone_query("next milestone?", earlier, alike=lambda q: SHEETS_ALIKE) == "Heron next milestone?"
     # "and abroad?" changes a detail of the last question: it continues it.
     assert standalone_query("and abroad?", [Earlier("What is the meal allowance in Germany?")]) == \
         "What is the meal allowance in Germany? abroad?"
@@ -47,8 +51,18 @@ def test_a_subject_named_two_turns_back_is_carried_through_a_middle_turn():
 
 
 def test_a_turn_that_names_nothing_takes_its_subject_from_the_document_it_drew_on():
-    earlier = [Earlier("heron budget pls", "heron budget pls", ("/docs/project-heron.md",))]
-    assert standalone_query("who is the lead?", earlier) == "project heron who is the lead?"
+    earlier = [Earlier("heron budget pls", "heron budget pls", ("/d/project-heron.md",))]
+    assert standalone_query("who is the lead?", earlier, alike=lambda q: SHEETS_ALIKE) == \
+        "project heron who is the lead?"
+
+
+def test_a_short_question_one_document_answers_clearly_is_a_change_of_topic():
+    earlier = [Earlier("Who leads Heron?", documents=("/d/project-heron.md",))]
+    assert standalone_query("core working hours?", earlier, alike=lambda q: {"/d/handbook.md"}) == \
+        "core working hours?"
+    # Several documents alike, but none the conversation was about: also a change of topic.
+    assert standalone_query("password length?", earlier, alike=lambda q: {"/d/it.md", "/d/security.md"}) == \
+        "password length?"
 
 
 def test_a_question_that_names_its_own_subject_is_searched_as_it_is():
@@ -59,7 +73,8 @@ def test_a_question_that_names_its_own_subject_is_searched_as_it_is():
     # "And Osprey, where are we on that one?" refers to what it names itself.
     assert standalone_query("And Osprey, where are we on that one?", earlier) == "And Osprey, where are we on that one?"
     assert not leans_on_conversation("What are our core working hours?")
-    assert leans_on_conversation("What's the budget?") and leans_on_conversation("Who approves that?")
+    assert not leans_on_conversation("What's the budget?") and may_lean_on_conversation("What's the budget?")
+    assert leans_on_conversation("Who approves that?") and leans_on_conversation("And the deputy?")
 
 
 def test_names_are_capitalised_runs_codes_and_quotes_but_not_a_capitalised_first_word():

@@ -303,8 +303,11 @@ def test_mcp_server_offers_only_read_only_tools(obeying):
 
     tools, resources, prompts, (result, events) = anyio.run(session)
     # Reading tools only: nothing deletes, writes, opens files by path or changes settings.
-    assert sorted(t.name for t in tools) == ["ask", "list_sources", "search_documents"]
-    assert {name for t in tools for name in (t.input_schema.get("properties") or {})} == {"query", "k", "question"}
+    assert sorted(t.name for t in tools) == ["ask", "list_sources", "search_documents", "summarize_document"]
+    # `documents`/`document` name indexed sources to limit or summarise; they are matched against the index,
+    # never opened as paths.
+    assert {name for t in tools for name in (t.input_schema.get("properties") or {})} == {
+        "query", "k", "question", "documents", "document"}
     assert resources == [] and prompts == []
     # …and each says so to the client: read-only, not destructive, touching nothing outside the machine.
     assert all(t.annotations.read_only_hint and t.annotations.destructive_hint is False
