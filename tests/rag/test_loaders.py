@@ -549,9 +549,9 @@ def test_a_huge_mail_header_is_cut_not_parsed_for_minutes(tmp_path: Path) -> Non
     path = tmp_path / "m.eml"
     path.write_bytes(b"Subject: " + b"a " * 1_000_000 + b"\nContent-Type: text/plain; x=" + b"y " * 100_000
                      + b"\n\nThe body survives.\n")  # fmt: skip
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: a busy machine's other work does not count against the reader
     text = full_text(load(path))
-    assert time.perf_counter() - t0 < 5
+    assert time.process_time() - t0 < 10  # parsed whole, the header takes minutes
     assert "The body survives." in text and len(text) < 20_000
 
 
