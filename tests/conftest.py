@@ -14,6 +14,12 @@ os.environ["ANONYMIZED_TELEMETRY"] = "False"
 @pytest.fixture(autouse=True)
 def _isolated_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("HEARTH_DATA_DIR", str(tmp_path / "hearth-data"))
+    yield
+    # The window freezes its long-lived heap (app.gui.operations.settle_heap); one test's window must not
+    # stay frozen, uncollectable, through the rest of the run.
+    import gc
+
+    gc.unfreeze()
 
 
 _exit_status: list[int] = []

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import html
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QFrame,
@@ -26,6 +28,9 @@ from inference.budget import format_bytes
 
 _STATUS_COLOUR = {"ok": theme.OK, "info": theme.OK, "warn": theme.WARN, "fail": theme.ERROR, "error": theme.ERROR}
 _GREY = QColor("#868e96")
+# One style sheet on the panel's body for every card: a style sheet set on each card made Qt restyle each
+# card's children separately, and a refresh of the panel blocked the window for over 100 ms.
+_CARD_STYLE = "#card { border: 1px solid palette(mid); border-radius: 8px; background: palette(base); }"
 _ROLE_COLOUR = {"used": theme.OK, "hidden": _GREY, "unsupported": theme.ERROR, "unused": _GREY}
 
 
@@ -33,6 +38,7 @@ class HardwarePanel(QScrollArea):
     """Renders one hardware snapshot (the `hearth hw --json` shape, see app.gui.hardware_source)."""
 
     refresh_requested = Signal()
+    shown = Signal()  # a snapshot is fully shown
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -40,7 +46,14 @@ class HardwarePanel(QScrollArea):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.snapshot: dict[str, Any] | None = None
+        self._pending: dict[str, Any] | None = None
+        self._steps: list[Callable[[], QWidget]] = []
+        self._step_timer = QTimer(self)  # the next card, on the next turn of the event loop
+        self._step_timer.setSingleShot(True)
+        self._step_timer.setInterval(0)
+        self._step_timer.timeout.connect(self._next_step)
         self._body = QWidget()
+        self._body.setStyleSheet(_CARD_STYLE)
         self._lay = QVBoxLayout(self._body)
         self._lay.setContentsMargins(10, 8, 10, 8)
         self._lay.setSpacing(10)
@@ -64,31 +77,45 @@ class HardwarePanel(QScrollArea):
         self._lay.addStretch(1)
 
     def set_snapshot(self, snap: dict[str, Any]) -> None:
-        """Show a snapshot (a repeat of the one shown costs nothing)."""
-        if snap == self.snapshot:
+        """Show a snapshot (a repeat of the one shown or being shown costs nothing).
+
+        The cards are added one per turn of the event loop: laid out at once, the word-wrapped rows of a
+        machine with two GPUs held the window for over 100 ms. `snapshot` is the one fully shown.
+        """
+        if snap == self.snapshot or snap == self._pending:
             return
-        self.snapshot = snap
         self._clear()
+        self._pending = snap
         self._lay.addWidget(self._header(time.strftime("%H:%M:%S")))
         gpus, npus = snap.get("gpus") or [], snap.get("npus") or []
         self.device_names = [g.get("name") or "?" for g in gpus] + [n.get("name") or "?" for n in npus]
+        steps: list[Callable[[], QWidget]] = []
         selection = snap.get("gpu_selection") or {}
         if len(gpus) > 1 or selection.get("hidden_by_hearth"):
-            summary = muted(selection.get("summary") or "")
-            summary.setWordWrap(True)
-            summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            self._lay.addWidget(summary)
-        for g in gpus:
-            self._lay.addWidget(self._gpu(g))
-        for n in npus:
-            self._lay.addWidget(self._npu(n))
+            steps.append(lambda: self._selection(selection))
+        steps += [partial(self._gpu, g) for g in gpus] + [partial(self._npu, n) for n in npus]
         if not gpus:
-            self._lay.addWidget(muted(self.tr("No GPU found: the models run on the CPU.")))
-        self._lay.addWidget(self._cpu(snap))
-        self._lay.addWidget(self._plan(snap))
-        self._lay.addWidget(self._runtimes(snap))
-        self._lay.addWidget(self._checks(snap))
+            steps.append(lambda: muted(self.tr("No GPU found: the models run on the CPU.")))
+        steps += [partial(step, snap) for step in (self._cpu, self._plan, self._runtimes, self._checks)]
+        self._steps = steps
         self._lay.addStretch(1)
+        self._next_step()
+
+    def _next_step(self) -> None:
+        if self._pending is None:
+            return  # cleared
+        if not self._steps:
+            self.snapshot, self._pending = self._pending, None
+            self.shown.emit()
+            return
+        self._lay.insertWidget(self._lay.count() - 1, self._steps.pop(0)())
+        self._step_timer.start()
+
+    def _selection(self, selection: dict[str, Any]) -> QWidget:
+        summary = muted(selection.get("summary") or "")
+        summary.setWordWrap(True)
+        summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return summary
 
     def _header(self, stamp: str | None = None) -> QWidget:
         w = QWidget()
@@ -304,16 +331,20 @@ class HardwarePanel(QScrollArea):
         return box
 
     def _clear(self) -> None:
+        self.snapshot, self._pending, self._steps = None, None, []
+        self._step_timer.stop()
         while self._lay.count():
             item = self._lay.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            widget = item.widget()
+            if widget is not None:  # out of the panel now (findChildren sees the shown cards only), freed later
+                widget.hide()
+                widget.setParent(None)
+                widget.deleteLater()
 
 
 def _card() -> QFrame:
     box = QFrame()
-    box.setObjectName("card")
-    box.setStyleSheet("#card { border: 1px solid palette(mid); border-radius: 8px; background: palette(base); }")
+    box.setObjectName("card")  # styled by the panel's one style sheet (_CARD_STYLE)
     return box
 
 

@@ -11,6 +11,7 @@ which is what lets a user ask a question while a folder is still being indexed.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -117,6 +118,7 @@ class Operations(QObject):
         self.config = config
         self.hearth = self._factory(config)
         self.loaded_model = None
+        gc.unfreeze()  # the old service's parts can be collected again (see settle_heap)
         self.config_changed.emit()
 
     def shutdown(self) -> None:
@@ -249,8 +251,11 @@ class Operations(QObject):
         def run(state: JobState):
             files, refused, _ = discover(list(paths), include_hidden=hearth.config.ingest.include_hidden)
             state.progress(Queued([str(f.resolve()) for f in files], [(f.source, f.error) for f in refused]))
-            return _with_file_events(hearth, workspace, state, lambda progress, cancel: hearth.ingest(
-                paths, workspace=workspace, progress=progress, cancel=cancel))
+            try:
+                return _with_file_events(hearth, workspace, state, lambda progress, cancel: hearth.ingest(
+                    paths, workspace=workspace, progress=progress, cancel=cancel))
+            finally:
+                settle_heap()
 
         return self._write("ingest", run)
 
@@ -287,7 +292,9 @@ class Operations(QObject):
 
         def run(state: JobState) -> Any:
             hearth.warm_up(wait=True)  # loads the model and reads its fixed instructions ahead of a question
-            return hearth.chat_model  # raises the loading error, if there was one
+            model = hearth.chat_model  # raises the loading error, if there was one
+            settle_heap()
+            return model
 
         job = self.model.submit("load-model", run)
         job.finished.connect(self._on_model_loaded)
@@ -342,6 +349,20 @@ class Operations(QObject):
             return replace(answer, conversation_id=conv_id)
 
         return self.model.submit("summarize", run)
+
+
+def settle_heap() -> None:
+    """Leave the long-lived objects out of later garbage collections (`gc.freeze`), from a worker.
+
+    Loading the parts and indexing leave some hundred thousand long-lived objects (modules, the embedder's
+    vocabulary, the index's clients). Python's collector rescans them all whenever a full collection comes
+    due, on whichever thread allocates at that moment: on the window's thread that was a 136 ms stall in the
+    middle of an answer. Frozen, they are not scanned again. Only the young generations are collected first
+    (a few ms): a full collection here holds the interpreter lock as long as the stall it avoids. Cycles
+    that are garbage already stay until `Operations.reconfigure` unfreezes everything for a new service.
+    """
+    gc.collect(1)
+    gc.freeze()
 
 
 def summary_answer(summary: Summary, seconds: float) -> Answer:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -633,3 +634,21 @@ def test_a_quote_from_a_document_without_pages_opens_its_text_at_the_quote_highl
     doc.unlink()
     qtbot.mouseClick(row, Qt.MouseButton.LeftButton)
     assert "no longer at" in app.window.chat.banner.message and not app.opened
+
+
+def test_indexing_leaves_the_long_lived_heap_frozen_and_settings_free_it(qtbot, tmp_path, docs):
+    """After an ingest the survivors are out of the collector's reach (no full rescan on the GUI thread);
+    new settings replace the service, and the old one is still freed."""
+    import gc
+    import weakref
+
+    gc.unfreeze()
+    app = App(qtbot, tmp_path)
+    app.ingest_demo(docs)
+    assert gc.get_freeze_count() > 10_000
+    ops = app.window.ops
+    old = weakref.ref(ops.hearth)
+    ops.reconfigure(replace(ops.config, n_ctx=ops.config.n_ctx * 2))
+    app.idle()
+    gc.collect()
+    assert old() is None  # not kept by the freeze

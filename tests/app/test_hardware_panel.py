@@ -43,7 +43,9 @@ def test_panel_shows_the_card_used_and_the_igpu_hearth_hid(qtbot, on):
     assert os.environ["ROCR_VISIBLE_DEVICES"] == "0"
     panel = HardwarePanel()
     qtbot.addWidget(panel)
-    panel.set_snapshot(snap)
+    with qtbot.waitSignal(panel.shown, timeout=10_000):  # the cards come one per turn of the event loop
+        panel.set_snapshot(snap)
+    assert panel.snapshot is snap
     shown = texts(panel)
     assert "Hearth hid GPU1 AMD Radeon Graphics (Granite Ridge) (gfx1036) from ROCm for its own process" in shown
     assert "<b>Used</b>: the model&#x27;s layers go here (ROCm (HIP))" in shown
@@ -58,6 +60,27 @@ def test_panel_with_one_gpu_shows_no_selection_summary(qtbot, on):
     on("rdna3-desktop")
     panel = HardwarePanel()
     qtbot.addWidget(panel)
-    panel.set_snapshot(snapshot())
+    with qtbot.waitSignal(panel.shown, timeout=10_000):
+        panel.set_snapshot(snapshot())
     shown = texts(panel)
     assert "<b>Used</b>" in shown and "Hearth hid" not in shown and "ROCR_VISIBLE_DEVICES" not in shown
+
+
+def test_a_newer_snapshot_replaces_one_still_being_shown(qtbot, on):
+    """Cards are added one per event-loop turn; a refresh in between starts over with the new snapshot only."""
+    on("granite-ridge-igpu-rx9070xt")
+    first = snapshot()
+    second = {**first, "gpus": [], "gpu_selection": {}}  # the same machine with its GPUs gone
+    panel = HardwarePanel()
+    qtbot.addWidget(panel)
+    panel.set_snapshot(first)
+    assert panel.snapshot is None  # not fully shown yet
+    with qtbot.waitSignal(panel.shown, timeout=10_000):
+        panel.set_snapshot(second)
+    qtbot.wait(50)
+    assert panel.snapshot is second
+    shown = texts(panel)
+    assert "ROCm device" not in shown and "integrated GPU" not in shown and "No GPU found" in shown
+    assert shown.count("Memory plan") == 1 and shown.count("Checks") == 1
+    panel.show_error("lost the machine")
+    assert panel.snapshot is None and "lost the machine" in texts(panel)
