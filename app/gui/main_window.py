@@ -29,7 +29,7 @@ from app.gui.controllers.watch import WatchController
 from app.gui.controllers.workspaces import WorkspaceController
 from app.gui.hardware_panel import HardwarePanel
 from app.gui.library import LibraryPanel
-from app.gui.operations import Operations
+from app.gui.operations import Operations, settle_heap
 from app.gui.prefs import Prefs
 from app.gui.sidebar import Sidebar
 from app.gui.worker import Failure, Job
@@ -145,6 +145,7 @@ class MainWindow(QMainWindow):
     # Start-up.
     def start(self) -> None:
         """Load the lists and the model in the background (call once, after show)."""
+        settle_heap()  # what the window and its imports made lives as long as the window: no rescans of it
         self.model.set_state("idle")
         self.workspaces.refresh()
         self.documents.refresh()

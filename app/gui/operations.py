@@ -251,13 +251,12 @@ class Operations(QObject):
         def run(state: JobState):
             files, refused, _ = discover(list(paths), include_hidden=hearth.config.ingest.include_hidden)
             state.progress(Queued([str(f.resolve()) for f in files], [(f.source, f.error) for f in refused]))
-            try:
-                return _with_file_events(hearth, workspace, state, lambda progress, cancel: hearth.ingest(
-                    paths, workspace=workspace, progress=progress, cancel=cancel))
-            finally:
-                settle_heap()
+            return _with_file_events(hearth, workspace, state, lambda progress, cancel: hearth.ingest(
+                paths, workspace=workspace, progress=progress, cancel=cancel))
 
-        return self._write("ingest", run)
+        job = self._write("ingest", run)
+        job.ended.connect(settle_heap)
+        return job
 
     def forget(self, sources: Sequence[str], workspace: str) -> Job:
         """Remove documents from a workspace."""
@@ -292,15 +291,14 @@ class Operations(QObject):
 
         def run(state: JobState) -> Any:
             hearth.warm_up(wait=True)  # loads the model and reads its fixed instructions ahead of a question
-            model = hearth.chat_model  # raises the loading error, if there was one
-            settle_heap()
-            return model
+            return hearth.chat_model  # raises the loading error, if there was one
 
         job = self.model.submit("load-model", run)
         job.finished.connect(self._on_model_loaded)
         return job
 
     def _on_model_loaded(self, model: Any) -> None:
+        settle_heap()
         self.loaded_model = model
         self.model_loaded.emit(model)
 
@@ -352,16 +350,16 @@ class Operations(QObject):
 
 
 def settle_heap() -> None:
-    """Leave the long-lived objects out of later garbage collections (`gc.freeze`), from a worker.
+    """Leave the long-lived objects out of later garbage collections (`gc.freeze`); on the GUI thread.
 
     Loading the parts and indexing leave some hundred thousand long-lived objects (modules, the embedder's
     vocabulary, the index's clients). Python's collector rescans them all whenever a full collection comes
     due, on whichever thread allocates at that moment: on the window's thread that was a 136 ms stall in the
-    middle of an answer. Frozen, they are not scanned again. Only the young generations are collected first
-    (a few ms): a full collection here holds the interpreter lock as long as the stall it avoids. Cycles
-    that are garbage already stay until `Operations.reconfigure` unfreezes everything for a new service.
+    middle of an answer. Frozen, they are not scanned again. Nothing is collected here: a collection holds
+    the interpreter lock as long as the stall it avoids, and run from a worker it freed Qt objects off the
+    GUI thread (a crash). Cycles that are garbage already stay until `Operations.reconfigure` unfreezes
+    everything for a new service.
     """
-    gc.collect(1)
     gc.freeze()
 
 
