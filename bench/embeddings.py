@@ -9,6 +9,17 @@ most 200 embedder tokens (the size Hearth's ingestion uses), a fixed sample of N
 embed the same chunks with the same number of threads, alternately, R rounds each; the best round of
 each counts (the machine may be shared, and the best round is the one least disturbed by others).
 
+Honest figures: every run records the CPU (model, count, vector extensions) and the load average before
+and after. When the baseline's rounds differ by more than 15 % (slowest against fastest), or the 1-minute
+load average before or after is above 1.5, other work shared the cores: the run is marked "noisy" (with
+the reasons) and no ratio is given. A loaded machine slows PyTorch's threads more than ONNX Runtime's, so
+a ratio from one flatters Hearth. Rerun when /proc/loadavg is low.
+
+The limit: the time the model's matrix products alone would take at the rates this machine's ONNX
+Runtime reaches on BERT-shaped matrices (int8 DynamicQuantizeMatMul for the projections, fp32 MatMul for
+the attention scores), measured in the same run with the same threads; "share_of_limit" is Hearth's
+speed over that. "kernels" is the share of time per operator in one profiled batch of Hearth's graph.
+
 The baseline is sentence-transformers (PyTorch) on the same model folder. It is imported here when it
 is installed (`pip install '.[bench]'`); otherwise `--baseline-python` (or HEARTH_BENCH_PYTHON) names
 an interpreter that has it, and the baseline runs there as a worker process, driven round by round.
@@ -18,7 +29,7 @@ Quality: the cosine of every Hearth vector to the baseline's (mean, min), the ov
 the question, and hit@5 is how often its chunk is among the 5 nearest (for both engines).
 
 --json prints one JSON object: {"model", "chunks", "baseline_chunks_per_s", "hearth_chunks_per_s",
-"ratio", "mean_cosine", "min_cosine", "provider", ...}; progress goes to stderr.
+"ratio", "noisy", "mean_cosine", "min_cosine", "provider", "machine", "limit", ...}; progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -200,27 +211,30 @@ def _timed(embed: Callable[[Sequence[str]], np.ndarray], texts: Sequence[str]) -
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Embed the corpus with both engines and return the report."""
+    from inference.bert_onnx import read_config
     from inference.embedder import OnnxEmbedder
     from inference.models import DEFAULT_EMBEDDER, _module_dir, default_embedder_dir
 
+    load_before = load_average()
     source = _module_dir(DEFAULT_EMBEDDER.module, DEFAULT_EMBEDDER.package) / DEFAULT_EMBEDDER.folder
     folder = default_embedder_dir(args.cache, precision=args.precision)
     hearth = OnnxEmbedder(folder, threads=args.threads)
     chunks = make_chunks(hearth.count_tokens, args.chunks)
     questions = make_questions(chunks)
     _say(f"{len(chunks)} chunks; Hearth: {hearth.name} on {hearth.provider_note}; "
-         f"placement: {hearth.placement.note if hearth.placement else 'not checked'}")
+         f"placement: {hearth.placement.note if hearth.placement else 'not checked'}; load {load_before}")
     baseline = _baseline(source, args.threads, args.baseline_python)
+    base_times: list[float] = []
+    hearth_times: list[float] = []
     try:
         baseline.embed(chunks[:8])  # warm-up: first-call costs are not throughput
         hearth.embed(chunks[:8])
-        best_base = best_hearth = float("inf")
         base_vectors = hearth_vectors = None
         for r in range(args.rounds):
             t, base_vectors = _timed(baseline.embed, chunks)
-            best_base = min(best_base, t)
             t2, hearth_vectors = _timed(hearth.embed, chunks)
-            best_hearth = min(best_hearth, t2)
+            base_times.append(t)
+            hearth_times.append(t2)
             _say(f"round {r + 1}/{args.rounds}: sentence-transformers {len(chunks) / t:.1f} chunks/s, "
                  f"Hearth {len(chunks) / t2:.1f} chunks/s")
         assert base_vectors is not None and hearth_vectors is not None
@@ -228,26 +242,144 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         baseline.close()
     hearth_q = hearth.embed_query(questions)
+    load_after = load_average()
     cosine = np.sum(base_vectors * hearth_vectors, axis=1)
-    base_rate, hearth_rate = len(chunks) / best_base, len(chunks) / best_hearth
+    base_rate, hearth_rate = len(chunks) / min(base_times), len(chunks) / min(hearth_times)
+    reasons = noisy_because(base_times, load_before, load_after)
+    noisy = bool(reasons)
+    tokens = [hearth.count_tokens(c) + 2 for c in chunks]  # [CLS] and [SEP]
+    limit = matrix_limit(read_config(source), tokens, args.threads)
+    kernels = hearth.profile(chunks[: hearth.batch_size])
     return {
         "model": DEFAULT_EMBEDDER.name,
         "chunks": len(chunks),
         "baseline_chunks_per_s": round(base_rate, 2),
         "hearth_chunks_per_s": round(hearth_rate, 2),
-        "ratio": round(hearth_rate / base_rate, 3),
+        # Not quoted from a noisy run: a loaded machine slows PyTorch's threads more than ONNX Runtime's.
+        "ratio": None if noisy else round(hearth_rate / base_rate, 3),
+        "noisy": noisy,
+        "noisy_because": reasons,
+        "baseline_rounds_chunks_per_s": [round(len(chunks) / t, 2) for t in base_times],
+        "hearth_rounds_chunks_per_s": [round(len(chunks) / t, 2) for t in hearth_times],
+        "baseline_spread": round(spread(base_times), 3),
+        "hearth_spread": round(spread(hearth_times), 3),
         "mean_cosine": round(float(cosine.mean()), 5),
         "min_cosine": round(float(cosine.min()), 5),
         "provider": hearth.provider,
         "placement": hearth.placement.note if hearth.placement else None,
         "precision": hearth.precision,
+        "graph": hearth.name,
         "threads": args.threads,
         "rounds": args.rounds,
+        "mean_tokens": round(float(np.mean(tokens)), 1),
+        "machine": {**machine(), "load_average_before": load_before, "load_average_after": load_after},
+        "limit": limit,
+        "share_of_limit": round(hearth_rate / limit["int8_chunks_per_s"], 3),
+        "kernels": {op: round(share, 3) for op, share in kernels.items() if share >= 0.005},
         "top5_overlap": round(neighbour_overlap(base_vectors, hearth_vectors), 4),
         "hit5_baseline": round(hit_at(base_q, base_vectors), 4),
         "hit5_hearth": round(hit_at(hearth_q, hearth_vectors), 4),
         "corpus": "Python standard library docstrings, chunks of at most 200 tokens",
     }
+
+
+NOISY_SPREAD = 0.15  # the baseline's slowest round may be this much slower than its fastest
+QUIET_LOAD = 1.5  # 1-minute load average, before or after, above which other work shares the cores
+
+
+def noisy_because(base_times: Sequence[float], load_before: Sequence[float], load_after: Sequence[float]) -> list[str]:
+    """Why a run's ratio cannot be quoted: the baseline's rounds spread too far, or the machine was loaded."""
+    reasons = []
+    if spread(base_times) > NOISY_SPREAD:
+        reasons.append(f"the baseline's rounds differ by {spread(base_times):.0%}")
+    load = max(load_before[0], load_after[0])
+    if load > QUIET_LOAD:
+        reasons.append(f"1-minute load average {load} above {QUIET_LOAD}")
+    return reasons
+
+
+def spread(times: Sequence[float]) -> float:
+    """How much slower the slowest of some timings is than the fastest (0.15 = 15 %)."""
+    return max(times) / min(times) - 1.0
+
+
+def load_average() -> list[float]:
+    """The 1, 5 and 15 minute load averages (/proc/loadavg; os.getloadavg elsewhere)."""
+    try:
+        return [float(v) for v in Path("/proc/loadavg").read_text().split()[:3]]
+    except OSError:
+        return [round(v, 2) for v in os.getloadavg()]
+
+
+def machine() -> dict[str, Any]:
+    """The CPU the figures belong to: model, logical CPUs (and how many this process may use), extensions."""
+    model, flags = "", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and not model:
+                model = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    wanted = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
+    vnni = bool(flags & {"avx512_vnni", "avx_vnni"})
+    return {"cpu": model, "cpus": os.cpu_count(), "cpus_usable": usable,
+            "extensions": [f for f in wanted if f in flags],
+            # uint8 x int8 products per cycle against fp32 multiply-adds: vpmaddubsw + vpmaddwd do 2x, VNNI 4x.
+            "int8_peak_over_fp32": 4 if vnni else 2 if "avx2" in flags else None}
+
+
+def matrix_limit(config: Any, tokens: Sequence[int], threads: int) -> dict[str, Any]:
+    """Chunks/s if every matrix product of the model ran at the rate ONNX Runtime reaches here on its shapes."""
+    h, i, layers = config.hidden_size, config.intermediate_size, config.num_layers
+    shapes = [(h, 3 * h), (h, h), (h, i), (i, h)]  # Q/K/V, attention output, feed-forward in and out
+    rows = 32 * 192
+    fp32 = {shape: _gemm_rate(rows, *shape, threads, int8=False) for shape in shapes}
+    int8 = {shape: _gemm_rate(rows, *shape, threads, int8=True) for shape in shapes}
+    n = float(sum(tokens))
+    attention_macs = layers * 2 * h * float(sum(t * t for t in tokens))  # Q.K^T and P.V, per chunk's own length
+    macs = (n * layers * sum(k * m for k, m in shapes) + attention_macs) / len(tokens)
+    seconds_fp32 = n * layers * sum(k * m / fp32[(k, m)] for k, m in shapes) + attention_macs / fp32[(h, i)]
+    seconds_int8 = n * layers * sum(k * m / int8[(k, m)] for k, m in shapes) + attention_macs / fp32[(h, i)]
+    return {
+        "fp32_gmac_per_s": round(fp32[(h, i)] / 1e9, 1),
+        "int8_gmac_per_s": round(int8[(h, i)] / 1e9, 1),
+        "fp32_chunks_per_s": round(len(tokens) / seconds_fp32, 1),
+        "int8_chunks_per_s": round(len(tokens) / seconds_int8, 1),
+        "gmac_per_chunk": round(macs / 1e9, 2),
+        "macs_per_chunk": round(macs),
+    }
+
+
+def _gemm_rate(rows: int, k: int, n: int, threads: int, *, int8: bool) -> float:
+    """Multiply-adds per second of one [rows, k] x [k, n] product (best of 5) in ONNX Runtime."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    if int8:
+        inits = [numpy_helper.from_array(rng.integers(-64, 64, (k, n), dtype=np.int8), "w"),
+                 numpy_helper.from_array(np.full(n, 0.01, np.float32), "s"),
+                 numpy_helper.from_array(np.zeros(n, np.int8), "z")]
+        node = helper.make_node("DynamicQuantizeMatMul", ["a", "w", "s", "z"], ["y"], domain="com.microsoft")
+    else:
+        inits = [numpy_helper.from_array(rng.standard_normal((k, n), dtype=np.float32), "w")]
+        node = helper.make_node("MatMul", ["a", "w"], ["y"])
+    graph = helper.make_graph([node], "gemm", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [None, k])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, n])], inits)
+    model = helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 17),
+                                                                  helper.make_opsetid("com.microsoft", 1)])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as Hearth runs
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    a = rng.standard_normal((rows, k), dtype=np.float32)
+    session.run(None, {"a": a})
+    best = min(_timed(lambda x: session.run(None, {"a": x})[0], a)[0] for _ in range(5))
+    return rows * k * n / best
 
 
 def _burn(stop: Any) -> None:
@@ -309,7 +441,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--load", type=int, default=0, help="with --sweep: busy processes running alongside")
     args = parser.parse_args(argv)
     if args.cache is None:
-        from app.cli import default_data_dir
+        from app.config import default_data_dir
 
         args.cache = default_data_dir() / "cache"
     report = sweep(args) if args.sweep else run(args)

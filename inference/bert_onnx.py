@@ -4,6 +4,12 @@ The graph takes `input_ids`, `attention_mask` and `token_type_ids` (int64, [batc
 `sentence_embedding` (float32, [batch, hidden]): embeddings, the encoder layers, pooling as the
 folder's 1_Pooling/config.json says (mean or CLS), and L2 normalisation, all inside the graph, so
 the runtime side needs nothing but ONNX Runtime and a tokenizer.
+
+Two forms of the same network: `build_model` writes standard ONNX operators only (the fp32 graph every
+execution provider runs, and the reference), `build_fused_model` writes ONNX Runtime's fused CPU
+operators (Attention, SkipLayerNormalization, BiasGelu, EmbedLayerNormalization) and, given a weight
+quantiser, their int8 forms (QAttention, DynamicQuantizeMatMul). `read_converted` reads a standard
+graph back into config and weights, so the fused forms are made from the fp32 folder alone.
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +30,10 @@ from onnx import TensorProto, helper, numpy_helper
 from inference.errors import ModelError
 
 OPSET = 17
+MS_DOMAIN = "com.microsoft"  # ONNX Runtime's contrib operators
+# Turns a MatMul weight ([in, out], float32) into (int8 weight, float32 scale per output column), or
+# returns None to keep that matrix in fp32; `key` is the checkpoint name ("encoder.layer.0.output.dense").
+WeightQuantizer = Callable[[str, np.ndarray], "tuple[np.ndarray, np.ndarray] | None"]
 # Model types whose weights use the BERT layout (embeddings.*, encoder.layer.N.attention.self.*).
 SUPPORTED_MODEL_TYPES = frozenset({"bert"})
 _WEIGHT_PREFIXES = ("", "bert.")
@@ -74,8 +85,38 @@ def convert(model_dir: Path, out_path: Path, *, settings: SentenceSettings | Non
     weights = _load_weights(model_dir / "model.safetensors")
     model = build_model(config, weights)
     helper.set_model_props(model, {**{p.key: p.value for p in model.metadata_props}, **settings.metadata()})
-    _save_atomically(model, out_path)
+    save_atomically(model, out_path)
     return out_path
+
+
+def read_converted(path: Path) -> tuple[BertConfig, dict[str, np.ndarray], dict[str, str]]:
+    """Read a graph written by `build_model` back into its config, checkpoint-layout weights and metadata."""
+    from google.protobuf.message import DecodeError
+
+    try:
+        model = onnx.load(str(path))
+    except (OSError, DecodeError) as exc:
+        raise ModelError(f"The converted embedding model {path} cannot be read: {exc}.") from exc
+    meta = {p.key: p.value for p in model.metadata_props}
+    tensors = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    transposed = {n.input[1] for n in model.graph.node if n.op_type == "MatMul" and n.input[1] in tensors}
+    weights = {k: (np.ascontiguousarray(v.T) if k in transposed else v) for k, v in tensors.items()}
+    norms = [n for n in model.graph.node if n.op_type == "LayerNormalization"]
+    try:
+        layers = len({k.split(".")[2] for k in weights if k.startswith("encoder.layer.")})
+        config = BertConfig(
+            hidden_size=int(weights["embeddings.word_embeddings.weight"].shape[1]),
+            num_layers=layers,
+            num_heads=int(weights["split_heads"][2]),
+            intermediate_size=int(weights["encoder.layer.0.intermediate.dense.weight"].shape[0]),
+            max_positions=int(weights["embeddings.position_embeddings.weight"].shape[0]),
+            layer_norm_eps=float(next(a.f for a in norms[0].attribute if a.name == "epsilon")),
+            pooling=meta["hearth.pooling"],
+        )
+    except (KeyError, IndexError, StopIteration) as exc:
+        raise ModelError(f"The embedding model {path} was not written by Hearth's converter ({exc} missing).") from exc
+    _check_shapes(config, weights)
+    return config, weights, meta
 
 
 def read_settings(model_dir: Path) -> SentenceSettings:
@@ -232,9 +273,13 @@ class _GraphBuilder:
 
     def op(self, op_type: str, inputs: list[str], hint: str, **attrs: Any) -> str:
         """Add one node with a single output."""
-        out = self.fresh(hint)
-        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
-        return out
+        return self.ops(op_type, inputs, hint, 1, **attrs)[0]
+
+    def ops(self, op_type: str, inputs: list[str], hint: str, outputs: int, **attrs: Any) -> list[str]:
+        """Add one node with `outputs` outputs; contrib operators (ONNX Runtime's) by their `domain`."""
+        names = [self.fresh(hint) for _ in range(outputs)]
+        self.nodes.append(helper.make_node(op_type, inputs, names, name=names[0], **attrs))
+        return names
 
     def linear(self, x: str, key: str) -> str:
         """x @ W.T + b for the torch Linear stored under `key`."""
@@ -303,6 +348,135 @@ def build_model(config: BertConfig, weights: dict[str, np.ndarray]) -> onnx.Mode
         out = g.linear(gelu, f"{p}.output.dense")
         x = g.layer_norm(g.op("Add", [out, x], "residual"), f"{p}.output.LayerNorm", config.layer_norm_eps)
 
+    return _finish(g, x, mask, config)
+
+
+@dataclass(frozen=True)
+class FusedPlan:
+    """How `build_fused_model` writes the matrices: which in int8, which inputs are smoothed, which neurons split.
+
+    `smooth` maps a matmul key ("encoder.layer.0.attention.qkv", "encoder.layer.0.intermediate.dense") to a
+    per-input-channel divisor s: the activation is divided by s before it is quantised and the weight's
+    rows multiplied by s (exact in real numbers), so a few channels with large values no longer stretch the
+    one scale the whole batch is quantised with. `split` maps a layer to feed-forward neurons computed in
+    fp32 beside the int8 matrices: their rare large GELU outputs would stretch that scale the same way.
+    """
+
+    quantize: WeightQuantizer | None = None
+    smooth: Mapping[str, np.ndarray] = field(default_factory=dict)
+    split: Mapping[int, np.ndarray] = field(default_factory=dict)
+
+
+def build_fused_model(
+    config: BertConfig, weights: dict[str, np.ndarray], *, plan: FusedPlan | None = None, taps: bool = False
+) -> onnx.ModelProto:
+    """Build the same network from ONNX Runtime's fused CPU operators; int8 where `plan.quantize` says so.
+
+    Per layer: Attention over one packed [hidden, 3*hidden] Q/K/V matrix (QAttention in int8, its input
+    quantised once by DynamicQuantizeLinear), the output projection into SkipLayerNormalization (residual,
+    bias and LayerNorm in one pass), the feed-forward into BiasGelu, its output projection into
+    SkipLayerNormalization. An int8 matrix is a DynamicQuantizeMatMul: the activation is quantised per
+    batch (uint8) at run time, the weight per output column (int8), the bias added in the same kernel.
+    With `taps`, the input of every matrix is also a graph output named "tap:<key>" (for calibration).
+    """
+    plan = plan or FusedPlan()
+    g = _GraphBuilder(weights)
+    eps = config.layer_norm_eps
+    _check_shapes(config, weights)
+    tapped: list[str] = []
+
+    # EmbedLayerNormalization: word + position (0..seq-1) + token type, LayerNorm, in one kernel (int32 ids).
+    ids, types, mask_i32 = (g.op("Cast", [name], f"{name}_i32", to=TensorProto.INT32)
+                            for name in ("input_ids", "token_type_ids", "attention_mask"))
+    x, _, _ = g.ops(
+        "EmbedLayerNormalization",
+        [ids, types, g.weight("embeddings.word_embeddings.weight"), g.weight("embeddings.position_embeddings.weight"),
+         g.weight("embeddings.token_type_embeddings.weight"), g.weight("embeddings.LayerNorm.weight"),
+         g.weight("embeddings.LayerNorm.bias")],
+        "embed", 3, domain=MS_DOMAIN, epsilon=eps,
+    )
+    mask = g.op("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT)
+
+    def prepare(x: str, key: str, w: np.ndarray) -> tuple[str, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+        """Tap and smooth the input of matrix `key`; return the input, the weight and its int8 form (or None)."""
+        if taps:
+            g.nodes.append(helper.make_node("Identity", [x], [f"tap:{key}"], name=f"tap:{key}"))
+            tapped.append(f"tap:{key}")
+        s = plan.smooth.get(key)
+        smoothed = w if s is None else w * s[:, None].astype(np.float32)
+        packed = plan.quantize(key, smoothed) if plan.quantize else None
+        if packed is None or s is None:  # smoothing only serves the int8 form
+            return x, w, packed
+        inverse = g.const(f"{key}.smooth", (1.0 / s).astype(np.float32))
+        return g.op("Mul", [x, inverse], "smoothed"), smoothed, packed
+
+    def dense(x: str, key: str, w: np.ndarray, bias: np.ndarray) -> tuple[str, str | None]:
+        """x @ w for the Linear `key`; returns the output and the bias still to add (None when added)."""
+        x, w, packed = prepare(x, key, w)
+        b = g.const(f"{key}.bias", bias)
+        if packed is None:
+            return g.op("MatMul", [x, g.const(f"{key}.weight", w)], "matmul"), b
+        q, scale = packed
+        inputs = [x, g.const(f"{key}.weight_int8", q), g.const(f"{key}.weight_scale", scale),
+                  g.const(f"{key}.weight_zero", np.zeros(q.shape[1], dtype=np.int8)), b]
+        return g.op("DynamicQuantizeMatMul", inputs, "qmatmul", domain=MS_DOMAIN), None
+
+    def skip_norm(y: str, bias: str | None, residual: str, key: str) -> str:
+        inputs = [y, residual, g.weight(f"{key}.weight"), g.weight(f"{key}.bias")] + ([bias] if bias else [])
+        return g.ops("SkipLayerNormalization", inputs, "skipnorm", 1, domain=MS_DOMAIN, epsilon=eps)[0]
+
+    def gelu(h: str, bias: str | None) -> str:
+        # Exact (erf) GELU, as BERT's "gelu" is; BiasGelu adds the bias first when the matmul did not.
+        return g.op("BiasGelu", [h, bias], "gelu", domain=MS_DOMAIN) if bias else g.op("Gelu", [h], "gelu",
+                                                                                        domain=MS_DOMAIN)
+
+    for i in range(config.num_layers):
+        p = f"encoder.layer.{i}"
+        names = [f"{p}.attention.self.{n}" for n in ("query", "key", "value")]
+        w = np.concatenate([weights[f"{n}.weight"].T for n in names], axis=1)
+        x_in, w, packed = prepare(x, f"{p}.attention.qkv", np.ascontiguousarray(w))
+        bias = g.const(f"{p}.attention.qkv.bias", np.concatenate([weights[f"{n}.bias"] for n in names]))
+        context = _attention(g, x_in, w, packed, bias, mask_i32, f"{p}.attention.qkv", config.num_heads)
+        y, b = dense(context, f"{p}.attention.output.dense", weights[f"{p}.attention.output.dense.weight"].T,
+                     weights[f"{p}.attention.output.dense.bias"])
+        x = skip_norm(y, b, x, f"{p}.attention.output.LayerNorm")
+
+        w1, b1 = weights[f"{p}.intermediate.dense.weight"].T, weights[f"{p}.intermediate.dense.bias"]
+        w2, b2 = weights[f"{p}.output.dense.weight"].T, weights[f"{p}.output.dense.bias"]
+        split = np.asarray(plan.split.get(i, ()), dtype=np.int64)
+        residual = x
+        if split.size:
+            # The split neurons in fp32: x @ w1[:, n] + b1[n] -> GELU -> @ w2[n, :], added to the residual.
+            kept = np.setdiff1d(np.arange(w1.shape[1]), split)
+            side = g.op("MatMul", [x, g.const(f"{p}.split.w1", np.ascontiguousarray(w1[:, split]))], "split_in")
+            side = gelu(side, g.const(f"{p}.split.b1", b1[split]))
+            side = g.op("MatMul", [side, g.const(f"{p}.split.w2", np.ascontiguousarray(w2[split]))], "split_out")
+            residual = g.op("Add", [x, side], "split_residual")
+            w1, b1, w2 = w1[:, kept], b1[kept], w2[kept]
+        h, b = dense(x, f"{p}.intermediate.dense", np.ascontiguousarray(w1), b1)
+        y, b = dense(gelu(h, b), f"{p}.output.dense", np.ascontiguousarray(w2), b2)
+        x = skip_norm(y, b, residual, f"{p}.output.LayerNorm")
+    model = _finish(g, x, mask, config, contrib=True)
+    model.graph.output.extend(helper.make_tensor_value_info(t, TensorProto.FLOAT, None) for t in tapped)
+    helper.set_model_props(model, {**{p.key: p.value for p in model.metadata_props}, "hearth.graph": "fused"})
+    return model
+
+
+def _attention(g: _GraphBuilder, x: str, w: np.ndarray, packed: tuple[np.ndarray, np.ndarray] | None, bias: str,
+               mask: str, key: str, heads: int) -> str:
+    """Self-attention of one layer (Q, K, V projections, masked softmax, context) as one fused node."""
+    if packed is None:
+        inputs = [x, g.const(f"{key}.weight", w), bias, mask]
+        return g.op("Attention", inputs, "attention", domain=MS_DOMAIN, num_heads=heads)
+    q, scale = packed
+    xq, xscale, xzero = g.ops("DynamicQuantizeLinear", [x], "attention_in", 3)
+    inputs = [xq, g.const(f"{key}.weight_int8", q), bias, xscale, g.const(f"{key}.weight_scale", scale), mask, xzero]
+    return g.op("QAttention", inputs, "qattention", domain=MS_DOMAIN, num_heads=heads)
+
+
+def _finish(g: _GraphBuilder, x: str, mask: str, config: BertConfig, *, contrib: bool = False) -> onnx.ModelProto:
+    """Pool the token vectors, L2-normalise them, and wrap the graph with its interface and metadata."""
+    hidden = config.hidden_size
     pooled = _pool(g, x, mask, config.pooling)
     # L2 normalisation, clamped like torch.nn.functional.normalize.
     # Opset 17's ReduceL2 still takes axes as an attribute (ReduceSum moved them to an input in 13).
@@ -316,9 +490,10 @@ def build_model(config: BertConfig, weights: dict[str, np.ndarray]) -> onnx.Mode
     ]
     output = helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", hidden])
     graph = helper.make_graph(g.nodes, "hearth_sentence_embedding", inputs, [output], g.initializers)
+    opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid(MS_DOMAIN, 1)] if contrib else [])
     model = helper.make_model(
         graph,
-        opset_imports=[helper.make_opsetid("", OPSET)],
+        opset_imports=opsets,
         producer_name="hearth.inference.bert_onnx",
         # IR 8 keeps the file loadable by ONNX Runtime releases older than the installed onnx package.
         ir_version=8,
@@ -370,7 +545,7 @@ def _check_shapes(config: BertConfig, weights: dict[str, np.ndarray]) -> None:
         raise ModelError("The embedding model's word embeddings do not match its hidden size.")
 
 
-def _save_atomically(model: onnx.ModelProto, out_path: Path) -> None:
+def save_atomically(model: onnx.ModelProto, out_path: Path) -> None:
     """Write the model next to `out_path` and rename it into place, so readers never see half a file."""
     try:
         out_path.parent.mkdir(parents=True, exist_ok=True)

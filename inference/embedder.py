@@ -124,6 +124,7 @@ class OnnxEmbedder:
         self.name: str = model_dir.name
         self.batch_size = batch_size
         self._spin = spin
+        self._model_path, self._threads = model_path, threads
         self._pad_multiple = 1
         profile_dir = tempfile.mkdtemp(prefix="hearth-placement-") if verify_placement else None
         try:
@@ -154,7 +155,7 @@ class OnnxEmbedder:
         self._input_names = {i.name for i in self._session.get_inputs()}
         outputs = [o.name for o in self._session.get_outputs()]
         self._output = "sentence_embedding" if "sentence_embedding" in outputs else outputs[0]
-        self._tokenizer, self._counter, self._pad_id = _load_tokenizers(tokenizer_path, self.max_tokens)
+        self._tokenizer, self._counter, self._pad_id = load_tokenizers(tokenizer_path, self.max_tokens)
         self.dim: int = self._find_dim(meta)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -204,8 +205,27 @@ class OnnxEmbedder:
             )
         return out
 
-    def _infer(self, encodings: list[Encoding]) -> np.ndarray:
-        """Pad one batch to its longest member and run the graph."""
+    def profile(self, texts: Sequence[str]) -> dict[str, float]:
+        """Run `texts` as one profiled batch; return each operator type's share of the kernel time, largest first.
+
+        Says which kernels really ran (ONNX Runtime may rewrite or fall back), e.g. QAttention and
+        DynamicQuantizeMatMul for the int8 graph.
+        """
+        profile_dir = tempfile.mkdtemp(prefix="hearth-profile-")
+        try:
+            session, _, _ = _open_session(self._model_path, [self.provider], self._threads,
+                                          profile_dir=profile_dir, spin=self._spin)
+            encodings = self._tokenizer.encode_batch([self.passage_prompt + t for t in texts])
+            session.run([self._output], self._feed(encodings))
+            events = json.loads(Path(session.end_profiling()).read_text(encoding="utf-8"))
+        except Exception as exc:  # onnxruntime's pybind errors share no useful base class
+            raise EmbedderError(f"The embedding model could not be profiled: {exc}") from exc
+        finally:
+            shutil.rmtree(profile_dir, ignore_errors=True)
+        return kernel_shares(events)
+
+    def _feed(self, encodings: list[Encoding]) -> dict[str, np.ndarray]:
+        """The graph inputs for one batch, padded to its longest member."""
         width = max(len(e.ids) for e in encodings)
         width = min(-(-width // self._pad_multiple) * self._pad_multiple, max(width, self.max_tokens))
         ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
@@ -217,7 +237,11 @@ class OnnxEmbedder:
             mask[row, :n] = 1
             types[row, :n] = enc.type_ids
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        feed = {k: v for k, v in feed.items() if k in self._input_names}
+        return {k: v for k, v in feed.items() if k in self._input_names}
+
+    def _infer(self, encodings: list[Encoding]) -> np.ndarray:
+        """Pad one batch to its longest member and run the graph."""
+        feed = self._feed(encodings)
         try:
             (out,) = self._session.run([self._output], feed)
         except Exception as exc:  # onnxruntime's pybind errors share no useful base class
@@ -301,6 +325,17 @@ def summarize_placement(events: Iterable[Mapping[str, Any]], provider: str) -> P
             f"{short} ran only {on_gpu} of {total} nodes on the GPU; {', '.join(cpu_ops)} ran on the CPU"
         )
     return Placement(provider, dict(nodes), tuple(cpu_ops), note)
+
+
+def kernel_shares(events: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Each operator type's share of the kernel time in ONNX Runtime profiling events, largest first."""
+    spent: Counter[str] = Counter()
+    for event in events:
+        args = event.get("args") or {}
+        if event.get("cat") == "Node" and str(event.get("name", "")).endswith("_kernel_time") and "op_name" in args:
+            spent[str(args["op_name"])] += float(event.get("dur", 0))
+    total = sum(spent.values()) or 1.0
+    return {op: spent[op] / total for op, _ in spent.most_common()}
 
 
 def _mostly_on_cpu(placement: Placement) -> bool:
@@ -446,7 +481,7 @@ def _first_line(exc: Exception) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def _load_tokenizers(path: Path, max_tokens: int) -> tuple[Tokenizer, Tokenizer, int]:
+def load_tokenizers(path: Path, max_tokens: int) -> tuple[Tokenizer, Tokenizer, int]:
     """Load tokenizer.json twice: one truncating copy for embedding, one untouched copy for counting."""
     try:
         tokenizer = Tokenizer.from_file(str(path))

@@ -23,9 +23,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from inference.errors import ModelError, UsageError
+
+if TYPE_CHECKING:
+    from inference.quantize import Int8Recipe
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,8 @@ DEFAULT_EMBEDDER = EmbedderSource(
 )
 
 PRECISIONS = ("int8", "fp32")
-# int8 (dynamic, per-channel) is 1.7-2.3x faster on a CPU at mean cosine 0.994 to fp32: see inference/quantize.py.
+# int8 (ONNX Runtime's fused int8 operators, calibrated) is about 1.8x faster than fp32 on a CPU without VNNI, at
+# mean cosine 0.997 to fp32: see inference/quantize.py.
 DEFAULT_PRECISION = "int8"
 
 # Bump when bert_onnx builds a different graph, so cached conversions are redone.
@@ -162,6 +166,7 @@ class EmbedderInfo:
     sha256: str  # of the source model.safetensors
     builtin: bool
     check: dict[str, Any] | None = None  # the int8-against-fp32 check, for int8 folders
+    recipe: str | None = None  # the int8 recipe (inference/quantize.py); None for fp32 and for legacy int8 folders
 
     @property
     def key(self) -> str:
@@ -171,7 +176,7 @@ class EmbedderInfo:
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready summary."""
         return {"name": self.name, "key": self.key, "precision": self.precision, "sha256": self.sha256,
-                "builtin": self.builtin, "folder": str(self.folder), "check": self.check}
+                "builtin": self.builtin, "folder": str(self.folder), "check": self.check, "recipe": self.recipe}
 
 
 def add_embedder(
@@ -226,7 +231,9 @@ def list_embedders(cache_dir: Path) -> list[EmbedderInfo]:
             info = _info(folder) if folder.is_dir() else None
             if info is not None:
                 found.append(info)
-    return sorted(found, key=lambda i: (not i.builtin, i.name, i.precision != DEFAULT_PRECISION, i.key))
+    # Per model: the default precision first, and of int8 folders today's recipes before legacy ones.
+    return sorted(found, key=lambda i: (not i.builtin, i.name, i.precision != DEFAULT_PRECISION,
+                                        i.precision == "int8" and i.recipe is None, i.key))
 
 
 def embedder_dir(spec: str | None, cache_dir: Path) -> Path:
@@ -248,8 +255,13 @@ def embedder_dir(spec: str | None, cache_dir: Path) -> Path:
         if info.key == spec:
             return info.folder
     if spec == default_key or spec.startswith(f"{default_key}-int8"):
-        # A workspace's recorded key of the built-in model, after the cache was cleared: rebuild it.
-        return default_embedder_dir(cache_dir, precision="fp32" if spec == default_key else "int8")
+        # A workspace's recorded key of the built-in model, after the cache was cleared: rebuild that very
+        # graph (an older recipe too), so its vectors stay comparable; else today's int8, whose other key
+        # makes the workspace say that it must be indexed again rather than mix two kinds of vectors.
+        fp32 = default_embedder_dir(cache_dir, precision="fp32")
+        if spec == default_key:
+            return fp32
+        return _recorded_int8(fp32, spec) or default_embedder_dir(cache_dir, precision="int8")
     matches = [i for i in known if i.name == name and (not precision or i.precision == precision)]
     if len({i.sha256 for i in matches}) > 1:
         raise UsageError(
@@ -324,31 +336,52 @@ def _ensure_int8(fp32: Path) -> Path:
 
     for recipe in RECIPES:
         target = fp32.with_name(f"{fp32.name}-{recipe.suffix}")
-        if _quantised(fp32, target, recipe.keep_fp32):
+        if _quantised(fp32, target, recipe):
             return target
     return fp32
 
 
-def _quantised(fp32: Path, target: Path, keep_fp32: str | None) -> bool:
-    """Make (once) and check the int8 copy of `fp32` in `target`; True when it passed its check."""
-    from inference.quantize import check_int8, quantize_int8
+def _recorded_int8(fp32: Path, key: str) -> Path | None:
+    """The int8 folder a workspace's recorded key names (a current or a legacy recipe), made again if it
+    is missing: a workspace keeps the vectors it was indexed with. None when no recipe has that key or
+    the one it names fails its check here."""
+    from inference.quantize import LEGACY_RECIPES, RECIPES
+
+    for recipe in RECIPES + LEGACY_RECIPES:
+        if key == f"{fp32.name}-{recipe.suffix}":
+            target = fp32.with_name(key)
+            return target if _quantised(fp32, target, recipe) else None
+    return None
+
+
+def _quantised(fp32: Path, target: Path, recipe: Int8Recipe) -> bool:
+    """Make (once) and check the int8 copy of `fp32` in `target` by `recipe`; True when it passed its check.
+
+    A copy made from another fp32 graph, with other fp32 matrices, or by an older fused graph version is
+    made again (the cache is versioned by the marker's "fused_version").
+    """
+    from inference.quantize import FUSED_VERSION, check_int8, make_int8
 
     source = json.loads((fp32 / _MARKER).read_text(encoding="utf-8"))
+    version = FUSED_VERSION if recipe.fused else None
     marker = _read_marker(target)
     if (
         marker is not None
         and marker.get("from") == source.get("model_sha256")
-        and marker.get("keep_fp32", "unknown") == keep_fp32
+        and marker.get("keep_fp32", "unknown") == recipe.keep_fp32
+        and marker.get("fused_version") == version
     ):
         return bool(marker.get("check", {}).get("passed"))
     try:
         target.mkdir(parents=True, exist_ok=True)
         (target / _MARKER).unlink(missing_ok=True)
-        quantize_int8(fp32 / "model.onnx", target / "model.onnx", keep_fp32=keep_fp32)
+        make_int8(fp32, target / "model.onnx", recipe)
         shutil.copyfile(fp32 / "tokenizer.json", target / "tokenizer.json")
         check = check_int8(fp32, target)
-        marker = {**source, "precision": "int8", "from": source.get("model_sha256"), "keep_fp32": keep_fp32,
+        marker = {**source, "precision": "int8", "from": source.get("model_sha256"), "keep_fp32": recipe.keep_fp32,
                   "check": check.to_json(), "model_sha256": sha256_file(target / "model.onnx")}
+        if version is not None:  # legacy folders keep their old marker layout
+            marker.update(recipe=recipe.suffix, fused_version=version)
         with _atomic_writer(target / _MARKER) as fh:
             fh.write(json.dumps(marker).encode("utf-8"))
     except OSError as exc:
@@ -384,6 +417,7 @@ def _info(folder: Path) -> EmbedderInfo | None:
         sha256=str(marker.get("sha256")),
         builtin=bool(marker.get("builtin", marker.get("source") == DEFAULT_EMBEDDER.name)),
         check=check if isinstance(check, dict) else None,
+        recipe=str(marker["recipe"]) if marker.get("recipe") else None,
     )
 
 

@@ -186,6 +186,7 @@ def test_unknown_chat_model_is_a_usage_error(tmp_path: Path) -> None:
 def test_int8_is_quantised_once_from_the_fp32_graph(
     converted: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import inference.quantize
     from inference.quantize import RECIPES
 
     cache, fp32 = converted
@@ -201,13 +202,15 @@ def test_int8_is_quantised_once_from_the_fp32_graph(
     marker = json.loads((int8 / "hearth-converted.json").read_text())
     assert marker["precision"] == "int8" and marker["check"]["passed"] and marker["keep_fp32"] == chosen.keep_fp32
     assert marker["from"] == json.loads((fp32 / "hearth-converted.json").read_text())["model_sha256"]
+    assert marker["fused_version"] == inference.quantize.FUSED_VERSION and marker["recipe"] == chosen.suffix
     graph = onnx.load(str(int8 / "model.onnx"))
     kinds = [n.op_type for n in graph.graph.node]
-    assert kinds.count("MatMulInteger") == (36 if chosen.keep_fp32 is None else 30) and "DynamicQuantizeLinear" in kinds
+    # ONNX Runtime's fused int8 operators, written directly: attention whole, the other products with bias.
+    assert kinds.count("QAttention") == 6 and "MatMulInteger" not in kinds
+    assert kinds.count("DynamicQuantizeMatMul") == (18 if chosen.keep_fp32 is None else 12)
     assert {p.key: p.value for p in graph.metadata_props}["hearth.precision"] == "int8"
-    import inference.quantize
 
-    monkeypatch.setattr(inference.quantize, "quantize_int8", lambda *a, **k: pytest.fail("quantised again"))
+    monkeypatch.setattr(inference.quantize, "make_int8", lambda *a, **k: pytest.fail("quantised again"))
     assert default_embedder_dir(cache) == int8
 
 
@@ -218,8 +221,8 @@ def test_int8_that_fails_its_check_is_not_used(tmp_path: Path, monkeypatch: pyte
     fp32 = default_embedder_dir(cache, precision="fp32")
     monkeypatch.setattr(quantize, "MIN_MEAN_COSINE", 1.01)  # nothing can pass
     assert default_embedder_dir(cache) == fp32
-    for suffix in ("-int8", "-int8-ffn32"):  # both recipes were tried, and are not tried again
-        marker = json.loads((fp32.with_name(fp32.name + suffix) / "hearth-converted.json").read_text())
+    for recipe in quantize.RECIPES:  # both recipes were tried, and are not tried again
+        marker = json.loads((fp32.with_name(f"{fp32.name}-{recipe.suffix}") / "hearth-converted.json").read_text())
         assert marker["check"]["passed"] is False
     assert [i.key for i in models.list_embedders(cache)] == [fp32.name], "a failed int8 copy is not listed"
     assert models.embedder_dir("all-MiniLM-L6-v2", cache) == fp32
@@ -258,14 +261,14 @@ def test_second_recipe_is_used_when_the_first_drifts(tmp_path: Path, monkeypatch
 
     def strict_for_full_int8(fp32_dir: Path, int8_dir: Path, **kw: object) -> quantize.QuantizationCheck:
         result = real_check(fp32_dir, int8_dir)
-        if int8_dir.name.endswith("-int8"):  # pretend the full recipe drifted on this machine
+        if int8_dir.name.endswith(quantize.RECIPES[0].suffix):  # pretend the full recipe drifted on this machine
             return quantize.QuantizationCheck(0.95, 0.9, result.texts)
         return result
 
     monkeypatch.setattr(quantize, "check_int8", strict_for_full_int8)
     chosen = default_embedder_dir(cache)
-    assert chosen == fp32.with_name(fp32.name + "-int8-ffn32")
+    assert chosen == fp32.with_name(f"{fp32.name}-{quantize.RECIPES[1].suffix}")
     kinds = [n.op_type for n in onnx.load(str(chosen / "model.onnx")).graph.node]
-    assert kinds.count("MatMulInteger") == 30 and kinds.count("MatMul") == 12 + 6  # attention + kept FFN outputs
-    assert [i.key for i in models.list_embedders(cache)][:2] == [fp32.name + "-int8-ffn32", fp32.name]
+    assert kinds.count("DynamicQuantizeMatMul") == 12 and kinds.count("MatMul") == 6  # kept FFN outputs
+    assert [i.key for i in models.list_embedders(cache)][:2] == [chosen.name, fp32.name]
     assert models.embedder_dir(chosen.name, cache) == chosen

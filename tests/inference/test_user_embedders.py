@@ -81,7 +81,7 @@ def test_added_models_are_listed_and_resolved(folders: dict[str, Path], tmp_path
         assert info.precision == marker["precision"]
         if info.precision == "int8":
             assert marker["check"]["passed"]
-    assert models.embedder_dir("e5-tiny:fp32", tmp_path).name.endswith(b.key.removesuffix("-int8")[-12:])
+    assert models.embedder_dir("e5-tiny:fp32", tmp_path).name == b.key.split("-int8")[0]
 
 
 def test_adding_twice_converts_once(folders: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
