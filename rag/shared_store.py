@@ -30,7 +30,7 @@ from rag.errors import StoreError
 from rag.chunking import Chunk
 from rag.manifest import Manifest
 from rag.lexical import LexicalIndex, LexicalRow
-from rag.store import ChromaStore, Hit, HybridStore, collection_name
+from rag.store import ChromaStore, DocumentWrite, Hit, HybridStore, collection_name
 
 
 
@@ -194,6 +194,11 @@ class SharedHybridStore(HybridStore):
     def finished_sources(self, workspace: str, manifest: Manifest) -> set[str]:
         """Documents complete on the server, indexed by any machine (this machine's manifest is not asked)."""
         return set(self.vectors.documents(workspace))
+
+    def write_documents(self, workspace: str, docs: Sequence[DocumentWrite]) -> None:
+        """Each document on its own: the server records each one as complete when its chunks are in."""
+        for doc in docs:
+            self._write_one(workspace, doc)
 
     def replace_document(
         self, workspace: str, source: str, chunks: Sequence[Chunk], vectors: np.ndarray, *, version: str

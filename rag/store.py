@@ -15,7 +15,6 @@ import numpy as np
 from rag.errors import IndexDamaged, StoreError
 from rag.chunking import Chunk
 from rag.lexical import LexicalIndex, LexicalRow
-from rag.manifest import Manifest
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +66,20 @@ class VectorStore(Protocol):
     def count(self, workspace: str) -> int: ...
 
 
+class DoneMarks(Protocol):
+    """What the index needs of the manifest (rag.manifest.Manifest, which imports this module): the documents
+    whose indexing finished."""
+
+    def done_sources(self, workspace: str) -> set[str]: ...
+
+
 class DocumentIndex(VectorStore, Protocol):
     """What the service needs from a document index; this machine's (`HybridStore`) and the office's shared
     one (`rag.shared_store.SharedHybridStore`) implement all of it, so the service never asks which it has."""
 
     local: bool  # this machine's own files: the data folder is claimed for it, and it can be rebuilt if damaged
 
-    def finished_sources(self, workspace: str, manifest: Manifest) -> set[str]:
+    def finished_sources(self, workspace: str, manifest: DoneMarks) -> set[str]:
         """The documents whose indexing finished, the only ones search may show."""
         ...
 
@@ -94,6 +100,25 @@ class DocumentIndex(VectorStore, Protocol):
     def drop_workspace(self, workspace: str) -> None:
         """Remove the workspace's collection itself (its vector size goes with it)."""
         ...
+
+    def write_documents(self, workspace: str, docs: Sequence[DocumentWrite]) -> None:
+        """Store several documents' chunks (the manifest begins them before and finishes them after)."""
+        ...
+
+
+@dataclass(frozen=True)
+class DocumentWrite:
+    """One document's chunks for `DocumentIndex.write_documents`."""
+
+    source: str
+    version: str  # the content hash the chunk ids are made from
+    chunks: Sequence[Chunk]
+    vectors: np.ndarray
+    earlier: bool  # chunks of an earlier version may be stored
+    leftovers: bool  # an interrupted attempt may have left chunks under this very version
+
+
+_CHROMA_CALL = 1000  # rows in one Chroma call (its own cap is about 5,000)
 
 
 def collection_name(workspace: str) -> str:
@@ -156,7 +181,13 @@ class ChromaStore:
                     documents=[c.text for c in chunks[i : i + step]],
                     metadatas=metas[i : i + step],
                 )
-            col.delete(where={"$and": [{"source": source}, {"version": {"$ne": version}}]})
+            # The document's other versions, found by source and deleted by id: a `$ne` filter makes Chroma
+            # scan the version of every passage in the collection, for every file written.
+            held = col.get(where={"source": source}, include=["metadatas"])
+            stale = [cid for cid, meta in zip(held["ids"], held["metadatas"], strict=True)
+                     if (meta or {}).get("version") != version]  # fmt: skip
+            if stale:
+                col.delete(ids=stale)
         except Exception as exc:
             raise _failure(f"Cannot write {source} to the index", exc) from exc
 
@@ -169,24 +200,38 @@ class ChromaStore:
 
     def query(self, workspace: str, vector: np.ndarray, *, k: int) -> list[Hit]:
         """The k nearest chunks to a unit vector, best first."""
-        col = self._collection(workspace)
-        try:
-            n = col.count()
-            if n == 0:
-                return []
-            res = col.query(
-                query_embeddings=np.asarray([vector], dtype=np.float32),
-                n_results=min(k, n),
-                include=["documents", "metadatas", "distances"],
-            )
-        except Exception as exc:
-            raise _failure("Cannot search the index", exc) from exc
+        res = self._nearest(workspace, vector, k, ["documents", "metadatas", "distances"])
         return [
             _hit(cid, text, meta, 1.0 - float(dist))
             for cid, text, meta, dist in zip(
                 res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0], strict=True
             )
         ]
+
+    def nearest(self, workspace: str, vector: np.ndarray, *, k: int) -> list[tuple[str, float]]:
+        """Ids and cosine similarities of the k nearest chunks, best first: `query` without the text and
+        metadata, which cost Chroma more than the search itself (~2 ms against ~10 at 100,000 passages)."""
+        res = self._nearest(workspace, vector, k, ["distances"])
+        return [(cid, 1.0 - float(dist)) for cid, dist in zip(res["ids"][0], res["distances"][0], strict=True)]
+
+    def _nearest(self, workspace: str, vector: np.ndarray, k: int, include: list[str]) -> dict[str, Any]:
+        col = self._collection(workspace)
+        query = np.asarray([vector], dtype=np.float32)
+        try:
+            # No count() first: it costs more than the query itself at 100,000 passages (~12 ms against ~5),
+            # and Chroma answers with what it holds when asked for more.
+            return col.query(query_embeddings=query, n_results=k, include=include)
+        except Exception as exc:
+            # Some Chroma versions refuse more results than the collection holds: ask again within its size.
+            try:
+                n = col.count()
+                if n >= k:
+                    raise exc
+                if n == 0:
+                    return {name: [[]] for name in ("ids", "documents", "metadatas", "distances")}
+                return col.query(query_embeddings=query, n_results=n, include=include)
+            except Exception as again:
+                raise _failure("Cannot search the index", again) from again
 
     def count(self, workspace: str) -> int:
         """How many chunks a workspace holds."""
@@ -210,6 +255,19 @@ class ChromaStore:
             score = float(np.dot(np.asarray(emb, dtype=np.float32), vector))
             out[cid] = _hit(cid, text, meta, score)
         return out
+
+    def similarities(self, workspace: str, ids: Sequence[str], vector: np.ndarray) -> dict[str, float]:
+        """Cosine similarity to a unit vector of each stored chunk among `ids` (its vector only: no text)."""
+        if not ids:
+            return {}
+        try:
+            res = self._collection(workspace).get(ids=list(ids), include=["embeddings"])
+        except Exception as exc:
+            raise _failure("Cannot read the index", exc) from exc
+        return {
+            cid: float(np.dot(np.asarray(emb, dtype=np.float32), vector))
+            for cid, emb in zip(res["ids"], res["embeddings"], strict=True)
+        }
 
     def chunks_of(self, workspace: str, sources: Sequence[str]) -> list[Hit]:
         """Every stored chunk of some documents (score 0), to rebuild other indexes from."""
@@ -332,9 +390,56 @@ class HybridStore:
         self.vectors.delete_document(workspace, source)
         self.lexical.delete_document(workspace, source)
 
+    def write_documents(self, workspace: str, docs: Sequence[DocumentWrite]) -> None:
+        """Store many documents together: what they had stored is deleted, then their passages go to the
+        keyword index in one transaction (keywords first, as `replace_document`) and to Chroma in as few
+        calls as its cap allows. Many small files cost one write each way instead of one per file."""
+        if len(docs) == 1:
+            self._write_one(workspace, docs[0])
+            return
+        for doc in docs:
+            if doc.earlier or doc.leftovers:
+                self.delete_document(workspace, doc.source)
+        rows: list[LexicalRow] = []
+        versions: list[str] = []
+        for doc in docs:
+            for cid, c in zip(chunk_ids(doc.source, doc.version, doc.chunks), doc.chunks, strict=True):
+                rows.append(LexicalRow(cid, doc.source, c.page, c.heading, c.start, c.end, c.text))
+                versions.append(doc.version)
+        if not rows:
+            return
+        vectors = np.concatenate([np.asarray(d.vectors, dtype=np.float32) for d in docs])
+        self.lexical.add_rows(workspace, ((r.source, r) for r in rows))
+        for i in range(0, len(rows), _CHROMA_CALL):
+            self.vectors.add_rows(workspace, rows[i : i + _CHROMA_CALL], vectors[i : i + _CHROMA_CALL],
+                                  versions=versions[i : i + _CHROMA_CALL])  # fmt: skip
+
+    def _write_one(self, workspace: str, doc: DocumentWrite) -> None:
+        if doc.leftovers:  # replace_document keeps chunks under its own version: start clean
+            self.delete_document(workspace, doc.source)
+        self.replace_document(workspace, doc.source, doc.chunks, doc.vectors, version=doc.version)
+
     def query(self, workspace: str, vector: np.ndarray, *, k: int) -> list[Hit]:
-        """Nearest chunks by vector."""
-        return self.vectors.query(workspace, vector, k=k)
+        """Nearest chunks by vector; on this machine their text and place are read from the keyword index,
+        which holds every passage of the vector index (it is written first), by id."""
+        if not self.local:  # a shared server's store chooses which versions count (rag/shared_store.py)
+            return self.vectors.query(workspace, vector, k=k)
+        nearest = self.vectors.nearest(workspace, vector, k=k)
+        return self._with_passages(workspace, dict(nearest), vector)
+
+    def _with_passages(self, workspace: str, scores: dict[str, float], vector: np.ndarray) -> list[Hit]:
+        """Hits for scored chunk ids, in the order given; passages the keyword index lacks are read from Chroma."""
+        rows = self.lexical.rows_by_id(workspace, list(scores))
+        missing = [cid for cid in scores if cid not in rows]
+        fetched = self.vectors.hits_by_id(workspace, missing, vector) if missing else {}
+        hits = []
+        for cid, score in scores.items():
+            row = rows.get(cid)
+            if row is not None:
+                hits.append(Hit(row.source, row.page, row.heading, score, row.text, row.start, row.end, cid))
+            elif cid in fetched:
+                hits.append(fetched[cid])
+        return hits
 
     def count(self, workspace: str) -> int:
         """Chunks in the vector store."""
@@ -344,7 +449,7 @@ class HybridStore:
         """(text, heading, vector) of a document's stored chunks."""
         return self.vectors.embeddings_of(workspace, source)
 
-    def finished_sources(self, workspace: str, manifest: Manifest) -> set[str]:
+    def finished_sources(self, workspace: str, manifest: DoneMarks) -> set[str]:
         """The documents this machine finished indexing (the manifest's done-marks)."""
         return manifest.done_sources(workspace)
 
@@ -364,8 +469,11 @@ class HybridStore:
         ]
 
     def hits_by_id(self, workspace: str, ids: Sequence[str], vector: np.ndarray) -> dict[str, Hit]:
-        """Chunks by id with their cosine similarity to a vector."""
-        return self.vectors.hits_by_id(workspace, ids, vector)
+        """Chunks by id with their cosine similarity to a vector (on this machine: only the vectors from Chroma)."""
+        if not self.local:
+            return self.vectors.hits_by_id(workspace, ids, vector)
+        return {h.chunk_id: h for h in self._with_passages(workspace, self.vectors.similarities(workspace, ids, vector),
+                                                           vector)}
 
     def sync_lexical(self, workspace: str, sources: set[str]) -> None:
         """Fill the keyword index for documents the vector store has but it lacks (an index from before it existed)."""

@@ -60,3 +60,64 @@ def test_store_persists_across_clients(tmp_path):
     ChromaStore(tmp_path / "idx").replace_document("ws", "/p.txt", c, emb.embed([c[0].text]), version="v")
     again = ChromaStore(tmp_path / "idx")
     assert again.count("ws") == 1
+
+
+class _NoCount:
+    """A Chroma collection whose count() fails, and that can refuse more results than it holds."""
+
+    def __init__(self, collection, *, refuse_beyond: bool = False) -> None:
+        self._collection = collection
+        self._refuse_beyond = refuse_beyond
+        self.counted = 0
+
+    def count(self) -> int:
+        self.counted += 1
+        if not self._refuse_beyond:
+            raise AssertionError("count() is not asked per query")
+        return self._collection.count()
+
+    def query(self, **kwargs):
+        if self._refuse_beyond and kwargs["n_results"] > self._collection.count():
+            raise ValueError("Number of requested results 10 is greater than number of elements in index 2")
+        return self._collection.query(**kwargs)
+
+
+def test_query_asks_for_no_count_and_takes_what_the_collection_holds(store):
+    """count() cost more than the query itself at 100,000 passages; Chroma answers with what it holds."""
+    emb = HashEmbedder()
+    assert store.query("ws", emb.embed(["anything"])[0], k=10) == []  # an empty collection
+    c = _chunks(["cats purr softly", "dogs bark loudly"])
+    store.replace_document("ws", "/a.pdf", c, emb.embed([x.text for x in c]), version="v1")
+    real = store._collection("ws")
+    store._collections["ws"] = _NoCount(real)
+    assert [h.text for h in store.query("ws", emb.embed(["dogs bark"])[0], k=10)] == ["dogs bark loudly",
+                                                                                         "cats purr softly"]
+    # A Chroma that refuses more results than it holds is asked again within its size.
+    store._collections["ws"] = refusing = _NoCount(real, refuse_beyond=True)
+    assert len(store.query("ws", emb.embed(["dogs bark"])[0], k=10)) == 2 and refusing.counted == 1
+
+
+def test_hybrid_store_reads_passages_from_the_keyword_index_as_chroma_would_give_them(tmp_path):
+    from rag.lexical import LexicalIndex
+    from rag.store import HybridStore
+
+    emb = HashEmbedder()
+    store = HybridStore(ChromaStore(tmp_path / "index"), LexicalIndex(tmp_path / "lexical.sqlite"))
+    docs = {"/a.pdf": ["cats purr softly", "dogs bark loudly", "birds sing at dawn"], "/b.md": ["ships sail the sea"]}
+    for source, texts in docs.items():
+        chunks = _chunks(texts, page=None if source.endswith(".md") else 3)
+        store.replace_document("ws", source, chunks, emb.embed(texts), version="v1")
+    vector = emb.embed(["dogs bark at ships"])[0]
+    want = store.vectors.query("ws", vector, k=10)  # everything from Chroma
+    got = store.query("ws", vector, k=10)
+    assert [h.chunk_id for h in got] == [h.chunk_id for h in want]
+    for g, w in zip(got, want, strict=True):
+        assert (g.source, g.page, g.heading, g.text, g.start, g.end) == (w.source, w.page, w.heading, w.text, w.start, w.end)
+        assert g.score == pytest.approx(w.score, abs=1e-5)
+    ids = [h.chunk_id for h in want[1:3]]
+    assert store.hits_by_id("ws", ids, vector) == store.vectors.hits_by_id("ws", ids, vector)
+    # A passage the keyword index lacks (it was not filled yet) is read from Chroma instead.
+    store.lexical.delete_document("ws", "/b.md")
+    assert [h.chunk_id for h in store.query("ws", vector, k=10)] == [h.chunk_id for h in want]
+    ship = next(h for h in store.query("ws", vector, k=10) if h.source == "/b.md")
+    assert ship.text == "ships sail the sea" and ship.page is None
