@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from rag.loaders import Section
+from rag.loaders import HEADING_SEPARATOR, Section
 
 _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\n\s*\n|\s*\Z)", re.S)
 _SENTENCE = re.compile(r"\S.*?(?:[.!?…。](?=\s)|\Z)", re.S)
@@ -38,6 +38,17 @@ class Chunk:
         return f"{self.context}\n{self.text}" if self.context else self.text
 
 
+def embedding_text(chunk: Chunk) -> str:
+    """The text embedded for a chunk: its heading gives context the passage itself may lack."""
+    return _embedding_text(chunk.passage, chunk.heading)
+
+
+def _embedding_text(passage: str, heading: str | None) -> str:
+    if not heading or passage.startswith(heading.split(HEADING_SEPARATOR)[-1]):
+        return passage  # sections open with their own heading; later chunks of one do not
+    return f"{heading}\n{passage}"
+
+
 @dataclass(frozen=True)
 class _Unit:
     start: int  # offsets relative to the section text
@@ -58,7 +69,7 @@ def chunk_sections(
     if max_tokens < 8:
         raise ValueError("max_tokens must be at least 8")
     overlap_tokens = max(0, min(overlap_tokens, max_tokens // 2))
-    count = _CachedCounter(count_tokens)
+    count = count_tokens if isinstance(count_tokens, TokenCounter) else TokenCounter(count_tokens)
     chunks: list[Chunk] = []
     for section in sections:
         units = list(_units(section, count, max_tokens))
@@ -78,11 +89,13 @@ def chunk_sections(
     return chunks
 
 
-class _CachedCounter:
+class TokenCounter:
     """count_tokens made fast: a text's count is the sum of its words' counts, each word counted once.
 
     That sum is exact for tokenizers that split on whitespace before anything else (BERT's WordPiece,
     and most others); the first texts are also counted whole, and any difference turns the shortcut off.
+    Pass one to chunk_sections for many documents (ingestion does) and each word is counted once per run
+    instead of once per document: after the first few hundred files, chunking hardly calls the tokenizer.
     """
 
     _CHECKS = 16
@@ -128,7 +141,7 @@ def _blocks(section: Section) -> Iterator[tuple[int, int, bool]]:
         yield pos, len(section.text), False
 
 
-def _units(section: Section, count: _CachedCounter, limit: int) -> Iterator[_Unit]:
+def _units(section: Section, count: TokenCounter, limit: int) -> Iterator[_Unit]:
     """Paragraphs (or sentences, or word runs) of the text, and tables (or runs of their rows)."""
     text = section.text
     for lo, hi, is_table in _blocks(section):
@@ -148,7 +161,7 @@ def _units(section: Section, count: _CachedCounter, limit: int) -> Iterator[_Uni
                     yield from _word_runs(text, sent.start(), sent.end(), count, limit)
 
 
-def _table_units(text: str, lo: int, hi: int, count: _CachedCounter, limit: int) -> Iterator[_Unit]:
+def _table_units(text: str, lo: int, hi: int, count: TokenCounter, limit: int) -> Iterator[_Unit]:
     """A table as one unit if it fits, else its rows, each carrying the header row as context."""
     rows = list(_LINE.finditer(text, lo, hi))
     if not rows:
@@ -178,14 +191,14 @@ def _table_units(text: str, lo: int, hi: int, count: _CachedCounter, limit: int)
                 yield _Unit(run.start, run.end, run.tokens, context, header_tokens)
 
 
-def _fit(text: str, lo: int, hi: int, n: int, count: _CachedCounter, limit: int) -> Iterator[_Unit]:
+def _fit(text: str, lo: int, hi: int, n: int, count: TokenCounter, limit: int) -> Iterator[_Unit]:
     if n <= limit:
         yield _Unit(lo, hi, n)
     else:
         yield from _word_runs(text, lo, hi, count, limit)
 
 
-def _word_runs(text: str, lo: int, hi: int, count: _CachedCounter, limit: int) -> Iterator[_Unit]:
+def _word_runs(text: str, lo: int, hi: int, count: TokenCounter, limit: int) -> Iterator[_Unit]:
     """Cut an over-long stretch between words (never inside one) into runs that fit.
 
     Runs are grown from per-word counts (linear time, however long the stretch), then checked as a

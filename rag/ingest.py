@@ -7,20 +7,26 @@ What makes it trustworthy:
   moved or copied file reuses the vectors of the document with the same hash.
 - **Rescans.** Ingesting a folder again removes the documents that are no longer in it (deleted,
   moved away, renamed). A folder that cannot be listed is never taken as emptied.
-- **Crash-safe.** Each file is written on its own: manifest `begin` (the document stops counting as
-  indexed), store write, manifest `finish`. A kill at any moment leaves a document either done and
-  complete, or marked `indexing`, hidden from search, and redone (its leftovers deleted) next time.
+- **Crash-safe.** A document is written as manifest `begin` (it stops counting as indexed), store
+  write, manifest `finish`; many small files share each step (one transaction, one Chroma call), and
+  their `finish` comes only after all of their passages are stored. A kill at any moment leaves a
+  document either done and complete, or marked `indexing`, hidden from search, and redone (its
+  leftovers deleted) next time.
 - **Failures** cost one file and are reported with its path and the reason; a changed file that can
   no longer be read loses its old chunks, since they no longer say what the file says.
 - **Links stay inside.** In a folder being indexed, a link (to a file or a folder) whose target lies
   outside that folder is not read and is reported (`outside_link`); links that stay inside are fine.
   A file named directly is read even when it is a link: the user chose it.
-- **Parallel.** Files are read in worker processes (rag.parse_pool) while this thread embeds.
+- **Pipelined.** Files are read in worker processes; this thread chunks them and embeds the passages of
+  several files together; a writer thread stores them in batches (rag.parse_pool has both). Bounded
+  queues keep memory flat. With `workers=0` or `write_batch=0` each file is read, embedded and written
+  in turn, in this thread.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,14 +36,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from inference.errors import Cancelled, HearthError
-from rag.errors import IndexDamaged
-from rag.chunking import Chunk, chunk_sections
-from rag.loaders import HEADING_SEPARATOR, SUPPORTED_SUFFIXES, Limits
-from rag.manifest import DocumentRecord, Manifest
+from rag.errors import IndexDamaged, LoadError
+from rag.chunking import Chunk, TokenCounter, _embedding_text, chunk_sections, embedding_text
+from rag.loaders import SUPPORTED_SUFFIXES, Limits
+from rag.manifest import DocumentRecord, Manifest, _remove, forget
 from rag.parse_pool import (
-    DEFAULT_MEMORY_LIMIT, ParseJob, Parsed, ParsePool, default_workers, parse_inline,
+    DEFAULT_MEMORY_LIMIT, BatchThread, ParseJob, Parsed, ParsePool, default_workers, parse_inline,
 )  # fmt: skip
-from rag.store import DocumentIndex
+from rag.store import DocumentIndex, DocumentWrite
 
 if TYPE_CHECKING:
     from inference.embedder import Embedder
@@ -46,6 +52,9 @@ __all__ = [
     "Failure", "IngestOptions", "IngestReport", "Progress", "discover", "embedding_text",
     "forget", "ingest", "leads_outside", "outside_link", "source_id",
 ]  # fmt: skip
+
+
+STAGES = ("read", "chunk", "embed", "write")
 
 
 @dataclass(frozen=True)
@@ -63,13 +72,15 @@ class IngestOptions:
     parse_timeout: float = 300.0  # seconds one file may take to read before it is given up on
     parse_memory_bytes: int | None = DEFAULT_MEMORY_LIMIT  # address space of one reader process; None = no cap
     embed_batch: int = 64  # chunks embedded between progress reports and cancel checks
+    # Passages of many files written together (one keyword-index transaction, one Chroma call, one manifest
+    # transaction each side); 0 = write each file on its own. A shared server takes each document on its own.
+    write_batch: int = 1024
 
     @property
     def limits(self) -> Limits:
         """The loaders' limits."""
-        return Limits(
-            max_pages=self.max_pages, max_unzipped_bytes=self.max_unzipped_bytes, max_zip_ratio=self.max_zip_ratio
-        )
+        return Limits(max_pages=self.max_pages, max_unzipped_bytes=self.max_unzipped_bytes,
+                      max_zip_ratio=self.max_zip_ratio)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -120,6 +131,8 @@ class IngestReport:
     pages: int = 0
     seconds: float = 0.0
     failed: list[Failure] = field(default_factory=list)
+    # Seconds spent in each stage: read (in the reader processes, summed), chunk, embed, write.
+    stages: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
 
     def to_json(self) -> dict[str, Any]:
         """The contract's ingest object."""
@@ -134,6 +147,7 @@ class IngestReport:
             "skipped": self.skipped,
             "reused": self.reused,
             "pages": self.pages,
+            "stages": {k: round(v, 3) for k, v in self.stages.items()},
         }
 
 
@@ -257,46 +271,47 @@ def _shown(name: str) -> str:
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def embedding_text(chunk: Chunk) -> str:
-    """The text embedded for a chunk: its heading gives context the passage itself may lack."""
-    return _embedding_text(chunk.passage, chunk.heading)
-
-
-def _embedding_text(passage: str, heading: str | None) -> str:
-    if not heading or passage.startswith(heading.split(HEADING_SEPARATOR)[-1]):
-        return passage  # sections open with their own heading; later chunks of one do not
-    return f"{heading}\n{passage}"
-
-
 def _under(source: str, folder: str) -> bool:
     return source == folder or source.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+@dataclass
+class _Doc:
+    """One read file on its way to the index: its chunks, and vectors as they are filled in."""
+
+    source: str
+    parsed: Parsed
+    record: DocumentRecord | None
+    chunks: list[Chunk]
+    texts: list[str]  # what each chunk is embedded from
+    vectors: np.ndarray
+    todo: list[int]  # chunks without a vector yet
+
+    def stored(self) -> list[Chunk]:
+        """The chunks as the store keeps them: a split table's header row travels with its rows."""
+        return [replace(c, text=c.passage, context=None) if c.context else c for c in self.chunks]
 
 
 class _Run:
     """One ingest call's state: the report, progress bookkeeping and the per-file steps."""
 
-    def __init__(
-        self,
-        workspace: str,
-        embedder: Embedder,
-        store: DocumentIndex,
-        manifest: Manifest,
-        options: IngestOptions,
-        progress: Callable[[Progress], None] | None,
-        cancel: Callable[[], bool] | None,
-    ) -> None:
+    def __init__(self, workspace: str, embedder: Embedder, store: DocumentIndex, manifest: Manifest,
+                 options: IngestOptions, progress: Callable[[Progress], None] | None,
+                 cancel: Callable[[], bool] | None) -> None:  # fmt: skip
         self.workspace, self.embedder, self.store, self.manifest = workspace, embedder, store, manifest
         self.options, self._progress, self._cancel = options, progress, cancel
         self.report = IngestReport()
         self.t0 = time.perf_counter()
         self.t_work: float | None = None  # when the first file that needed reading started
-        self.files_total = 0
-        self.files_done = 0
-        self.bytes_total = 0
-        self.bytes_done = 0
+        self.files_total = self.files_done = self.bytes_total = self.bytes_done = 0
+        self.lock = threading.Lock()  # the report's counts, which the writer thread adds to
+        self.unwritten: set[str] = set()  # documents handed to the writer thread and not yet stored
+
+    def cancelled(self) -> bool:
+        return self._cancel is not None and self._cancel()
 
     def check_cancel(self) -> None:
-        if self._cancel is not None and self._cancel():
+        if self.cancelled():
             raise Cancelled("Indexing stopped; the files indexed so far are kept.")
 
     def progress(self, current: str | None, partial_bytes: int = 0) -> None:
@@ -318,23 +333,28 @@ class _Run:
     def fail(self, source: str, kind: str, error: str) -> None:
         self.report.failed.append(Failure(source, error, kind))
 
+    def settle(self, parsed: Parsed) -> None:
+        """Count a read file as done with (stored, unchanged or failed): progress counts only such files."""
+        with self.lock:
+            self.files_done += 1
+            self.bytes_done += min(parsed.size, self.options.max_file_bytes)
+
     def drop(self, source: str) -> None:
         """Remove a document's chunks and record (stale or gone)."""
         _remove(source, workspace=self.workspace, store=self.store, manifest=self.manifest)
-        self.report.removed += 1
+        with self.lock:
+            self.report.removed += 1
 
-    def index(self, parsed: Parsed, source: str, record: DocumentRecord | None, donors: Sequence[str]) -> None:
-        """Chunk, embed (reusing vectors where the text is unchanged) and store one read file."""
+    def prepare(self, parsed: Parsed, source: str, record: DocumentRecord | None, donors: Sequence[str],
+                count_tokens: Callable[[str], int]) -> _Doc:
+        """Chunk a read file and take the vectors of chunks whose text is already stored (its own or a copy's)."""
         assert parsed.sections is not None and parsed.sha256 is not None
-        path = parsed.path
-        chunks = chunk_sections(
-            parsed.sections,
-            count_tokens=self.embedder.count_tokens,
-            max_tokens=min(self.options.chunk_tokens, self.embedder.max_tokens - 16),
-            overlap_tokens=self.options.overlap_tokens,
-        )
+        t0 = time.perf_counter()
+        chunks = chunk_sections(parsed.sections, count_tokens=count_tokens, overlap_tokens=self.options.overlap_tokens,
+                                max_tokens=min(self.options.chunk_tokens, self.embedder.max_tokens - 16))
+        self.report.stages["chunk"] += time.perf_counter() - t0
         if not chunks:
-            raise _FileFailed("empty", f"{path.name} is empty: it contains no text to index.")
+            raise LoadError(f"{parsed.path.name} is empty: it contains no text to index.", kind="empty")
         texts = [embedding_text(c) for c in chunks]
         vectors = np.zeros((len(chunks), self.embedder.dim), dtype=np.float32)
         known = self._known_vectors([*([source] if record is not None else []), *donors])
@@ -345,28 +365,86 @@ class _Run:
                 vectors[i] = vector
             else:
                 todo.append(i)
+        return _Doc(source, parsed, record, chunks, texts, vectors, todo)
+
+    def embed(self, docs: Sequence[_Doc]) -> None:
+        """Embed the chunks of some documents that have no vector yet, `embed_batch` at a time, all files together."""
+        wanted = [(doc, i) for doc in docs for i in doc.todo]
         step = max(1, self.options.embed_batch)
-        for n in range(0, len(todo), step):
+        for n in range(0, len(wanted), step):
             self.check_cancel()
-            batch = todo[n : n + step]
-            vectors[batch] = self.embedder.embed([texts[i] for i in batch])
-            self.progress(str(path), partial_bytes=int(parsed.size * (n + len(batch)) / max(1, len(todo))))
+            batch = wanted[n : n + step]
+            t0 = time.perf_counter()
+            vectors = self.embedder.embed([doc.texts[i] for doc, i in batch])
+            self.report.stages["embed"] += time.perf_counter() - t0
+            for (doc, i), vector in zip(batch, vectors, strict=True):
+                doc.vectors[i] = vector
+            partial = int(docs[0].parsed.size * (n + len(batch)) / len(wanted)) if len(docs) == 1 else 0
+            self.progress(str(batch[-1][0].parsed.path), partial_bytes=partial)
         self.check_cancel()
-        # The store keeps what a reader should see: a split table's header row travels with its rows.
-        stored = [replace(c, text=c.passage, context=None) if c.context else c for c in chunks]
+
+    def write_one(self, doc: _Doc) -> None:
+        """Store one document on its own: begin, replace its chunks, finish."""
+        t0 = time.perf_counter()
+        parsed, source, record = doc.parsed, doc.source, doc.record
+        assert parsed.sha256 is not None
         # From begin() until finish() the document does not count as indexed, so a crash leaves it to redo.
         self.manifest.begin(self.workspace, source, sha256=parsed.sha256, size=parsed.size, mtime_ns=parsed.mtime_ns)
         if record is not None and record.status != "done":
             # An interrupted earlier attempt may have left chunks under this very version: start clean.
             self.store.delete_document(self.workspace, source)
-        self.store.replace_document(self.workspace, source, stored, vectors, version=parsed.sha256)
-        self.manifest.finish(self.workspace, source, chunks=len(chunks), pages=_pages(parsed))
-        if record is not None and record.status == "done":
-            self.report.updated += 1
-        else:
-            self.report.added += 1
-        self.report.chunks += len(chunks)
-        self.report.reused += len(chunks) - len(todo)
+        self.store.replace_document(self.workspace, source, doc.stored(), doc.vectors, version=parsed.sha256)
+        self.manifest.finish(self.workspace, source, chunks=len(doc.chunks), pages=parsed.last_page)
+        self._written([doc], time.perf_counter() - t0)
+
+    def write_many(self, docs: Sequence[_Doc]) -> None:
+        """Store many documents together: all begun in one manifest transaction, their passages written by the
+        index in one go (`DocumentIndex.write_documents`), then all finished in one transaction."""
+        if len(docs) == 1:
+            self.write_one(docs[0])
+            return
+        t0 = time.perf_counter()
+        workspace = self.workspace
+        self.manifest.begin_many(workspace, [(d.source, d.parsed.sha256 or "", d.parsed.size, d.parsed.mtime_ns)
+                                             for d in docs])  # fmt: skip
+        self.store.write_documents(workspace, [
+            DocumentWrite(d.source, d.parsed.sha256 or "", d.stored(), d.vectors, earlier=d.record is not None,
+                          leftovers=d.record is not None and d.record.status != "done")
+            for d in docs])  # fmt: skip
+        self.manifest.finish_many(workspace, [(d.source, len(d.chunks), d.parsed.last_page) for d in docs])
+        self._written(docs, time.perf_counter() - t0)
+
+    def write_batch(self, docs: list[_Doc]) -> None:
+        """write_many; if that fails, each document on its own, so that a bad one costs only itself."""
+        try:
+            self.write_many(docs)
+        except IndexDamaged:
+            raise
+        except HearthError:
+            for doc in docs:
+                try:
+                    self.write_one(doc)
+                except IndexDamaged:
+                    raise
+                except HearthError as exc:
+                    self.fail(doc.source, "error", f"{doc.parsed.path.name}: {exc}")
+                    self.settle(doc.parsed)
+        for doc in docs:
+            self.unwritten.discard(doc.source)
+
+    def _written(self, docs: Sequence[_Doc], seconds: float) -> None:
+        for doc in docs:
+            self.settle(doc.parsed)
+        with self.lock:
+            report = self.report
+            report.stages["write"] += seconds
+            for doc in docs:
+                if doc.record is not None and doc.record.status == "done":
+                    report.updated += 1
+                else:
+                    report.added += 1
+                report.chunks += len(doc.chunks)
+                report.reused += len(doc.chunks) - len(doc.todo)
 
     def _known_vectors(self, sources: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors of the chunks stored for these documents, by the text they were embedded from."""
@@ -381,32 +459,15 @@ class _Run:
         return known
 
 
-class _FileFailed(Exception):
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
+_WRITE_WAIT = 2.0  # seconds an embedded document may wait for others to share its batch
+_PIPELINE_FILES = 16  # files to read from which the pipeline (and batched writing) is worth it
 
 
-def _pages(parsed: Parsed) -> int | None:
-    numbered = [s.page for s in parsed.sections or () if s.page is not None]
-    return max(numbered) if numbered else None
-
-
-def ingest(
-    paths: Iterable[Path],
-    *,
-    workspace: str,
-    embedder: Embedder,
-    store: DocumentIndex,
-    manifest: Manifest,
-    options: IngestOptions = IngestOptions(),
-    progress: Callable[[Progress], None] | None = None,
-    cancel: Callable[[], bool] | None = None,
-) -> IngestReport:
+def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: DocumentIndex, manifest: Manifest,
+           options: IngestOptions = IngestOptions(), progress: Callable[[Progress], None] | None = None,
+           cancel: Callable[[], bool] | None = None) -> IngestReport:  # fmt: skip
     """Index files and folders into a workspace; one bad file never stops the batch.
-
-    Folders are rescanned: documents indexed from under them that are no longer there are removed.
-    """
+    Folders are rescanned: documents indexed from under them that are no longer there are removed."""
     run = _Run(workspace, embedder, store, manifest, options, progress, cancel)
     report = run.report
     scan = _discover(paths, include_hidden=options.include_hidden)
@@ -414,10 +475,8 @@ def ingest(
     report.skipped = scan.skipped
     manifest.bind_workspace(workspace, embedder=embedder.name, dim=embedder.dim)
     records = {r.source: r for r in manifest.documents(workspace)}
-    by_sha: dict[str, list[str]] = {}
-    for r in records.values():
-        if r.status == "done":
-            by_sha.setdefault(r.sha256, []).append(r.source)
+    by_sha: dict[str, list[str]] = {}  # content hash -> documents with it: a copy reuses their vectors
+    [by_sha.setdefault(r.sha256, []).append(r.source) for r in records.values() if r.status == "done"]
 
     run.files_total = len(scan.files)
     jobs: list[ParseJob] = []
@@ -438,47 +497,104 @@ def ingest(
             report.unchanged += 1  # O(1): no read, no hash, no store call
             run.files_done += 1
             continue
-        jobs.append(
-            ParseJob(
-                path, known_sha256=record.sha256 if done else None,
-                limits=options.limits, max_file_bytes=options.max_file_bytes, within=scan.within.get(path),
-            )  # fmt: skip
-        )
+        jobs.append(ParseJob(path, known_sha256=record.sha256 if done else None, limits=options.limits,
+                             max_file_bytes=options.max_file_bytes, within=scan.within.get(path)))  # fmt: skip
         run.bytes_total += min(st.st_size, options.max_file_bytes)
     run.progress(None)
 
-    for parsed in _read(jobs, options):
-        run.check_cancel()
-        if run.t_work is None:
-            run.t_work = time.perf_counter() - parsed.seconds
-        source = sources.get(parsed.path) or source_id(parsed.path)
-        record = records.get(source)
+    # A handful of files goes one by one (progress and cancel per file); many go through the pipeline.
+    pipelined = options.write_batch > 0 and options.workers != 0 and len(jobs) >= _PIPELINE_FILES
+    writer: BatchThread[_Doc] | None = BatchThread(
+        run.write_batch, limit=options.write_batch, wait=_WRITE_WAIT, size=lambda d: len(d.chunks),
+        stopped=run.cancelled) if pipelined else None  # fmt: skip
+    # One token counter for the whole run: each distinct word is counted by the tokenizer once.
+    count_tokens = TokenCounter(embedder.count_tokens) if pipelined else embedder.count_tokens
+    waiting: list[_Doc] = []  # chunked, not yet embedded (pipelined: the passages of several files embed together)
+
+    def send_on() -> None:
         try:
-            if parsed.unchanged:
-                assert record is not None
-                manifest.touch(workspace, source, mtime_ns=parsed.mtime_ns)
-                report.unchanged += 1
-            elif parsed.error is not None:
-                kind, message = parsed.error
-                run.fail(source, kind, message)
-                if record is not None and kind not in {"unreadable", "timeout"}:
-                    run.drop(source)  # the old chunks no longer say what the file says
-            else:
-                report.pages += parsed.pages
-                donors = by_sha.get(parsed.sha256 or "", [])[:1]
-                run.index(parsed, source, record, donors)
-                by_sha.setdefault(parsed.sha256 or "", []).append(source)  # a copy later in this run reuses it
-        except _FileFailed as exc:
-            run.fail(source, exc.kind, str(exc))
-            if record is not None:
-                run.drop(source)
-        except (Cancelled, IndexDamaged):
-            raise  # IndexDamaged: every later file would fail too; the service rebuilds the index and retries
+            run.embed(waiting)
         except HearthError as exc:
-            run.fail(source, "error", f"{parsed.path.name}: {exc}")
-        run.files_done += 1
-        run.bytes_done += min(parsed.size, options.max_file_bytes)
-        run.progress(str(parsed.path))
+            if isinstance(exc, Cancelled):
+                raise
+            for doc in list(waiting):  # one file at a time: a text the embedder cannot take costs only its file
+                try:
+                    run.embed([doc])
+                except HearthError as exc:
+                    if isinstance(exc, Cancelled):
+                        raise
+                    run.fail(doc.source, "error", f"{doc.parsed.path.name}: {exc}")
+                    run.settle(doc.parsed)
+                    waiting.remove(doc)
+        for doc in waiting:
+            run.unwritten.add(doc.source)
+            writer.put(doc)  # type: ignore[union-attr]
+        waiting.clear()
+
+    def later(source: str, write: Callable[[], None]) -> None:
+        """Run a manifest or store write in order with the documents before it (on the writer, if any)."""
+        def call() -> None:
+            try:
+                write()
+            except HearthError as exc:
+                if isinstance(exc, IndexDamaged):
+                    raise
+                run.fail(source, "error", f"{Path(source).name}: {exc}")
+        writer.call(call) if writer is not None else call()
+
+    try:
+        for parsed in _read(jobs, options):
+            run.check_cancel()
+            run.t_work = run.t_work or time.perf_counter() - parsed.seconds
+            report.stages["read"] += parsed.seconds
+            source = sources.get(parsed.path) or source_id(parsed.path)
+            record = records.get(source)
+            handed = False  # to the store: counted as done once written
+            try:
+                if parsed.unchanged:
+                    assert record is not None
+                    later(source, lambda s=source, m=parsed.mtime_ns: manifest.touch(workspace, s, mtime_ns=m))
+                    report.unchanged += 1
+                elif parsed.error is not None:
+                    kind, message = parsed.error
+                    run.fail(source, kind, message)
+                    if record is not None and kind not in {"unreadable", "timeout"}:
+                        later(source, lambda s=source: run.drop(s))  # its old chunks no longer say what it says
+                else:
+                    report.pages += parsed.pages
+                    donors = by_sha.get(parsed.sha256 or "", [])[:1]
+                    if writer is not None and any(d in run.unwritten or d in {w.source for w in waiting}
+                                                  for d in donors):  # fmt: skip
+                        send_on()  # a copy of a file read earlier in this run: its vectors must be stored first
+                        writer.sync()
+                    doc = run.prepare(parsed, source, record, donors, count_tokens)
+                    if writer is None:
+                        run.embed([doc])
+                        run.write_one(doc)
+                    else:
+                        waiting.append(doc)
+                    handed = True
+                    if sum(len(d.todo) for d in waiting) >= options.embed_batch:
+                        send_on()
+                    by_sha.setdefault(parsed.sha256 or "", []).append(source)  # a copy later in this run reuses it
+            except LoadError as exc:
+                run.fail(source, exc.kind, str(exc))
+                if record is not None:
+                    later(source, lambda s=source: run.drop(s))
+            except (Cancelled, IndexDamaged):
+                raise  # IndexDamaged: every later file would fail too; the service rebuilds the index and retries
+            except HearthError as exc:
+                run.fail(source, "error", f"{parsed.path.name}: {exc}")
+            if not handed:
+                run.settle(parsed)
+            run.progress(str(parsed.path))
+        if writer is not None:
+            send_on()
+            writer.close()
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
 
     # Rescan: what was indexed under a walked folder but is no longer found there is gone.
     for source, record in records.items():
@@ -509,22 +625,3 @@ def _read(jobs: list[ParseJob], options: IngestOptions) -> Iterator[Parsed]:
     pool = ParsePool(min(workers, len(jobs)), timeout=options.parse_timeout, memory_limit=options.parse_memory_bytes)
     yield from pool.run(jobs)
 
-
-def forget(paths: Iterable[Path], *, workspace: str, store: DocumentIndex, manifest: Manifest) -> list[str]:
-    """Remove files, or every file under folders, from a workspace; returns the sources removed."""
-    known = [r.source for r in manifest.documents(workspace)]
-    removed: list[str] = []
-    for path in paths:
-        target = str(path.absolute().resolve()) if path.exists() else str(path.absolute())
-        for source in known:
-            if _under(source, target) and source not in removed:
-                _remove(source, workspace=workspace, store=store, manifest=manifest)
-                removed.append(source)
-    return removed
-
-
-def _remove(source: str, *, workspace: str, store: DocumentIndex, manifest: Manifest) -> None:
-    """Remove one document's chunks, then its record; killed half-way, it no longer counts as done."""
-    manifest.unfinish(workspace, source)
-    store.delete_document(workspace, source)
-    manifest.remove(workspace, source)

@@ -1,15 +1,23 @@
-"""Per-workspace record of indexed files (SQLite): what is done, what was interrupted, with which model."""
+"""Per-workspace record of indexed files (SQLite): what is done, what was interrupted, with which model;
+and the removal of documents, in the order that keeps a removal killed half-way from looking done."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from inference.errors import UsageError
 from rag.datalock import create_private
 from rag.errors import StoreError
+
+if TYPE_CHECKING:
+    from rag.store import DocumentIndex
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -48,7 +56,11 @@ class DocumentRecord:
 
 
 class Manifest:
-    """The SQLite manifest; a document counts as indexed only once its status is 'done'."""
+    """The SQLite manifest; a document counts as indexed only once its status is 'done'.
+
+    One connection serves every thread (ingestion writes from its writer thread while searches read);
+    a lock keeps one thread's transaction from being committed or read half-way by another.
+    """
 
     def __init__(self, path: Path) -> None:
         try:
@@ -59,20 +71,27 @@ class Manifest:
             self._db.executescript(_SCHEMA)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"Cannot open the document list {path}: {exc}") from exc
+        self._lock = threading.RLock()
 
     def close(self) -> None:
         """Close the database."""
-        self._db.close()
+        with self._lock:
+            self._db.close()
+
+    def _read(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
 
     def bind_workspace(self, workspace: str, *, embedder: str, dim: int) -> None:
         """Record the workspace's embedding model, or refuse one that differs from what indexed it."""
-        row = self._db.execute("SELECT embedder, dim FROM workspaces WHERE name=?", (workspace,)).fetchone()
-        if row is None:
-            with self._db:
-                self._db.execute(
-                    "INSERT INTO workspaces VALUES (?, ?, ?, ?)", (workspace, embedder, dim, time.time())
-                )
-        elif (row[0], row[1]) != (embedder, dim):
+        with self._lock:
+            row = self._db.execute("SELECT embedder, dim FROM workspaces WHERE name=?", (workspace,)).fetchone()
+            if row is None:
+                with self._db:
+                    self._db.execute(
+                        "INSERT INTO workspaces VALUES (?, ?, ?, ?)", (workspace, embedder, dim, time.time())
+                    )
+        if row is not None and (row[0], row[1]) != (embedder, dim):
             raise UsageError(
                 f"Workspace {workspace!r} was indexed with the embedding model {row[0]!r}, not {embedder!r}.",
                 hint="Use the same embedding model, or re-index the workspace with the new one.",
@@ -80,7 +99,7 @@ class Manifest:
 
     def rebind_workspace(self, workspace: str, *, embedder: str, dim: int) -> None:
         """Bind an emptied workspace to another embedding model; refused while it still lists documents."""
-        with self._db:
+        with self._lock, self._db:
             left = self._db.execute("SELECT COUNT(*) FROM documents WHERE workspace=?", (workspace,)).fetchone()[0]
             if left:
                 raise UsageError(
@@ -94,21 +113,21 @@ class Manifest:
 
     def workspace_embedder(self, workspace: str) -> str | None:
         """The embedding model a workspace was indexed with, if any."""
-        row = self._db.execute("SELECT embedder FROM workspaces WHERE name=?", (workspace,)).fetchone()
-        return None if row is None else str(row[0])
+        rows = self._read("SELECT embedder FROM workspaces WHERE name=?", (workspace,))
+        return str(rows[0][0]) if rows else None
 
     def workspaces(self) -> list[str]:
         """All workspace names, sorted."""
-        return [r[0] for r in self._db.execute("SELECT name FROM workspaces ORDER BY name")]
+        return [r[0] for r in self._read("SELECT name FROM workspaces ORDER BY name")]
 
     def get(self, workspace: str, source: str) -> DocumentRecord | None:
         """The record of one file, if any."""
-        row = self._db.execute(
+        rows = self._read(
             "SELECT source, sha256, size, mtime_ns, status, chunks, pages, updated FROM documents"
             " WHERE workspace=? AND source=?",
             (workspace, source),
-        ).fetchone()
-        return None if row is None else DocumentRecord(*row)
+        )
+        return DocumentRecord(*rows[0]) if rows else None
 
     def documents(self, workspace: str, *, status: str | None = None) -> list[DocumentRecord]:
         """All records of a workspace (optionally of one status), sorted by source."""
@@ -117,42 +136,58 @@ class Manifest:
         if status is not None:
             sql += " AND status=?"
             args += (status,)
-        return [DocumentRecord(*r) for r in self._db.execute(sql + " ORDER BY source", args)]
+        return [DocumentRecord(*r) for r in self._read(sql + " ORDER BY source", args)]
 
     def done_sources(self, workspace: str) -> set[str]:
         """Sources whose indexing finished."""
-        rows = self._db.execute("SELECT source FROM documents WHERE workspace=? AND status='done'", (workspace,))
+        rows = self._read("SELECT source FROM documents WHERE workspace=? AND status='done'", (workspace,))
         return {r[0] for r in rows}
 
     def begin(self, workspace: str, source: str, *, sha256: str, size: int, mtime_ns: int) -> None:
         """Mark a file as being indexed (it stops counting as done until `finish`)."""
-        with self._db:
-            self._db.execute(
+        self._begin(workspace, [(source, sha256, size, mtime_ns)])
+
+    def begin_many(self, workspace: str, files: Sequence[tuple[str, str, int, int]]) -> None:
+        """Mark files, given as (source, sha256, size, mtime_ns), as being indexed, in one transaction."""
+        self._begin(workspace, files)
+
+    def _begin(self, workspace: str, files: Sequence[tuple[str, str, int, int]]) -> None:
+        now = time.time()
+        with self._lock, self._db:
+            self._db.executemany(
                 "INSERT INTO documents (workspace, source, sha256, size, mtime_ns, status, chunks, updated)"
                 " VALUES (?, ?, ?, ?, ?, 'indexing', 0, ?)"
                 " ON CONFLICT(workspace, source) DO UPDATE SET sha256=excluded.sha256, size=excluded.size,"
                 " mtime_ns=excluded.mtime_ns, status='indexing', updated=excluded.updated",
-                (workspace, source, sha256, size, mtime_ns, time.time()),
+                [(workspace, source, sha, size, mtime_ns, now) for source, sha, size, mtime_ns in files],
             )
 
     def finish(self, workspace: str, source: str, *, chunks: int, pages: int | None) -> None:
         """Mark a file as fully indexed."""
-        with self._db:
-            self._db.execute(
+        self._finish(workspace, [(source, chunks, pages)])
+
+    def finish_many(self, workspace: str, files: Sequence[tuple[str, int, int | None]]) -> None:
+        """Mark files, given as (source, chunks, pages), as fully indexed, in one transaction."""
+        self._finish(workspace, files)
+
+    def _finish(self, workspace: str, files: Sequence[tuple[str, int, int | None]]) -> None:
+        now = time.time()
+        with self._lock, self._db:
+            self._db.executemany(
                 "UPDATE documents SET status='done', chunks=?, pages=?, updated=? WHERE workspace=? AND source=?",
-                (chunks, pages, time.time(), workspace, source),
+                [(chunks, pages, now, workspace, source) for source, chunks, pages in files],
             )
 
     def touch(self, workspace: str, source: str, *, mtime_ns: int) -> None:
         """Remember a new modification time for a file whose content did not change."""
-        with self._db:
+        with self._lock, self._db:
             self._db.execute(
                 "UPDATE documents SET mtime_ns=? WHERE workspace=? AND source=?", (mtime_ns, workspace, source)
             )
 
     def unfinish(self, workspace: str, source: str) -> None:
         """Stop counting a file as indexed before its chunks are deleted (a crash then leaves it to redo)."""
-        with self._db:
+        with self._lock, self._db:
             self._db.execute(
                 "UPDATE documents SET status='indexing', updated=? WHERE workspace=? AND source=?",
                 (time.time(), workspace, source),
@@ -160,5 +195,25 @@ class Manifest:
 
     def remove(self, workspace: str, source: str) -> None:
         """Forget a file."""
-        with self._db:
+        with self._lock, self._db:
             self._db.execute("DELETE FROM documents WHERE workspace=? AND source=?", (workspace, source))
+
+
+def forget(paths: Iterable[Path], *, workspace: str, store: DocumentIndex, manifest: Manifest) -> list[str]:
+    """Remove files, or every file under folders, from a workspace; returns the sources removed."""
+    known = [r.source for r in manifest.documents(workspace)]
+    removed: list[str] = []
+    for path in paths:
+        target = str(path.absolute().resolve()) if path.exists() else str(path.absolute())
+        for source in known:
+            if (source == target or source.startswith(target.rstrip(os.sep) + os.sep)) and source not in removed:
+                _remove(source, workspace=workspace, store=store, manifest=manifest)
+                removed.append(source)
+    return removed
+
+
+def _remove(source: str, *, workspace: str, store: DocumentIndex, manifest: Manifest) -> None:
+    """Remove one document's chunks, then its record; killed half-way, it no longer counts as done."""
+    manifest.unfinish(workspace, source)
+    store.delete_document(workspace, source)
+    manifest.remove(workspace, source)

@@ -1,8 +1,10 @@
-"""Reading files in worker processes, so that a slow, hanging or crashing reader costs only its own file.
+"""Reading files in worker processes, so that a slow, hanging or crashing reader costs only its own file;
+and the writer thread at the other end of ingestion's pipeline.
 
     parse_file(job)          the work for one file: stat, size cap, SHA-256, skip if unchanged, load
     ParsePool(workers, ...)  runs parse_file in processes; results in completion order, with backpressure
     parse_inline(jobs)       the same in this process (no timeout, no crash protection): tests, tiny jobs
+    BatchThread(write, ...)  a thread that writes what it is given in batches (by size or age), in order
 
 Each worker is a plain process with one pipe; a file that takes longer than the timeout has its worker
 killed and replaced, and a worker that dies (a reader crashing in C code) is reported against its file.
@@ -15,6 +17,7 @@ once numpy's OpenBLAS is held to one thread, which the workers are).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -25,14 +28,17 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from rag.errors import LoadError
 from inference.models import sha256_file
 from rag.loaders import DEFAULT_LIMITS, Limits, Section, load
+
+T = TypeVar("T")
 
 # Address space one reader process may use: room for a 200 MB file decoded to text several times over.
 DEFAULT_MEMORY_LIMIT = 2 * 1024**3
@@ -69,6 +75,12 @@ class Parsed:
     def unchanged(self) -> bool:
         """The content hash equals the indexed version's: nothing to do."""
         return self.sections is None and self.error is None
+
+    @property
+    def last_page(self) -> int | None:
+        """The highest page (or slide) number among the sections, None for formats without pages."""
+        numbered = [s.page for s in self.sections or () if s.page is not None]
+        return max(numbered) if numbered else None
 
     @property
     def pages(self) -> int:
@@ -371,3 +383,102 @@ def _timed_out(job: ParseJob, timeout: float) -> Parsed:
 def default_workers() -> int:
     """Parse processes to use: the cores left after the embedder's main thread, at most four."""
     return max(1, min(4, (os.cpu_count() or 2) - 1))
+
+
+class BatchThread(Generic[T]):
+    """A thread that takes items through a bounded queue and hands them to `write` in batches, in order.
+
+    A batch goes when the `size` of its items reaches `limit`, when its oldest item has waited `wait`
+    seconds, on `sync` and on `close`. Calls queued with `call` run on the thread in order with the items.
+    An exception in the thread stops it and is raised in the caller's thread at its next put, sync or close;
+    `abort` stops it without writing what waits (a batch being written is finished first); so does
+    `stopped` turning true (a user's stop, seen before each batch: the caller may not have aborted yet).
+    Ingestion writes its documents this way (rag.ingest): the store's writes overlap reading and embedding.
+    """
+
+    def __init__(self, write: Callable[[list[T]], None], *, limit: int, size: Callable[[T], int],
+                 wait: float = 2.0, maxsize: int = 64, name: str = "hearth-batch-writer",
+                 stopped: Callable[[], bool] | None = None) -> None:
+        self._write, self._limit, self._size, self._wait = write, max(1, limit), size, wait
+        self._stopped = stopped or (lambda: False)
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=maxsize)
+        self.error: BaseException | None = None
+        self._stop = False
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    def check(self) -> None:
+        """Raise what stopped the thread, if anything did."""
+        if self.error is not None:
+            raise self.error
+
+    def put(self, item: T) -> None:
+        """Queue an item (waits while the queue is full)."""
+        self._put(("item", item))
+
+    def call(self, fn: Callable[[], None]) -> None:
+        """Queue a call, run on the thread after the items queued before it (their batch may still wait)."""
+        self._put(("call", fn))
+
+    def _put(self, entry: tuple[str, Any]) -> None:
+        while True:
+            self.check()
+            try:
+                self._queue.put(entry, timeout=0.2)
+                return
+            except queue.Full:
+                continue
+
+    def sync(self) -> None:
+        """Wait until everything queued so far is written."""
+        done = threading.Event()
+        self._put(("sync", done))
+        while not done.wait(0.2):
+            self.check()
+        self.check()
+
+    def close(self) -> None:
+        """Write what is left, stop the thread, and raise what stopped it, if anything did."""
+        self._put(("end", None))
+        self._thread.join()
+        self.check()
+
+    def abort(self) -> None:
+        """Stop without writing what waits."""
+        self._stop = True
+        while self._thread.is_alive():
+            try:
+                self._queue.put(("end", None), timeout=0.2)
+                break
+            except queue.Full:
+                with contextlib.suppress(queue.Empty):
+                    self._queue.get_nowait()
+        self._thread.join()
+
+    def _serve(self) -> None:
+        batch: list[T] = []
+        size, deadline = 0, 0.0
+        try:
+            while not self._stop:
+                try:
+                    kind, value = self._queue.get(timeout=max(0.0, deadline - time.monotonic()) if batch else None)
+                except queue.Empty:
+                    kind, value = "due", None  # the oldest item has waited long enough
+                if kind == "item":
+                    batch.append(value)
+                    size += self._size(value)
+                    deadline = deadline if len(batch) > 1 else time.monotonic() + self._wait
+                    if size < self._limit:
+                        continue
+                elif kind == "call":
+                    value()
+                    continue
+                if batch and not self._stop and not self._stopped():
+                    self._write(batch)
+                batch, size = [], 0
+                if kind == "sync":
+                    value.set()
+                elif kind == "end":
+                    return
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            self.error = exc

@@ -9,10 +9,12 @@ stored: {version: chunks in Chroma}, lexical: chunks in the keyword index}}; wit
 chunk ids each index holds ("ids": Chroma's, "lexical_ids": the keyword index's), sorted.
 
 --trace prints "w+ NAME" before and "w- NAME" after every manifest and store write (NAME: begin,
-finish, remove, replace, delete), so whoever kills the process can tell where the kill landed: the
-last line it wrote is the last thing it did. --die-after POINT[:N] kills the process itself (SIGKILL)
-right after the Nth (default first) return of POINT: a traced name, or one of the halves of a store
-write (lexical-replace, vectors-replace, lexical-delete, vectors-delete).
+finish, remove, replace, delete, and for many small files written together begin-batch, lexical-add,
+vectors-add, finish-batch), so whoever kills the process can tell where the kill landed: the last line
+it wrote is the last thing it did. --die-after POINT[:N] kills the process itself (SIGKILL) right after
+the Nth (default first) return of POINT: a traced name, or one of the halves of a store write
+(lexical-replace, vectors-replace, lexical-delete, vectors-delete). --write-batch N sets how many
+passages are written together (0: each file on its own).
 
 --embedder hash (default) is tests/fakes.py's fast deterministic HashEmbedder; real is the default
 ONNX embedder, converted once into --cache (default DATA_DIR/cache) and shared by every run.
@@ -39,10 +41,21 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKSPACE = "default"
-TRACED = ("begin", "finish", "remove", "replace", "delete")
+TRACED = ("begin", "finish", "remove", "replace", "delete", "begin-batch", "lexical-add", "vectors-add", "finish-batch")
+BEGIN, FINISH = ("begin", "begin-batch"), ("finish", "finish-batch")  # a document's write starts and ends
 
 
 # The subprocess.
+_OUT = threading.Lock()  # the writer thread traces its writes while the ingesting thread reports progress
+
+
+def _say(line: str) -> None:
+    """One whole line on stdout: lines from two threads never run into each other."""
+    with _OUT:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
 def state(h: Any, *, ids: bool = False) -> dict[str, Any]:
     """What the manifest, the vector store and the keyword index each hold, per document."""
     store = h.store
@@ -91,6 +104,8 @@ def _instrument(h: Any, *, trace: bool, die_after: str | None) -> None:
         "replace": (store, "replace_document"), "delete": (store, "delete_document"),
         "lexical-replace": (store.lexical, "replace_document"), "lexical-delete": (store.lexical, "delete_document"),
         "vectors-replace": (store.vectors, "replace_document"), "vectors-delete": (store.vectors, "delete_document"),
+        "begin-batch": (manifest, "begin_many"), "finish-batch": (manifest, "finish_many"),
+        "lexical-add": (store.lexical, "add_rows"), "vectors-add": (store.vectors, "add_rows"),
     }  # fmt: skip
     point, _, nth = (die_after or "").partition(":")
     if point and point not in targets:
@@ -100,14 +115,14 @@ def _instrument(h: Any, *, trace: bool, die_after: str | None) -> None:
     def wrap(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def traced(*args: Any, **kwargs: Any) -> Any:
             if trace and name in TRACED:
-                print(f"w+ {name}", flush=True)
+                _say(f"w+ {name}")
             result = fn(*args, **kwargs)
             if trace and name in TRACED:
-                print(f"w- {name}", flush=True)
+                _say(f"w- {name}")
             if name == point:
                 left[0] -= 1
                 if left[0] == 0:
-                    print(f"die {name}", flush=True)
+                    _say(f"die {name}")
                     os.kill(os.getpid(), signal.SIGKILL)
             return result
 
@@ -130,27 +145,30 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--cache", type=Path, default=None, help="where the real embedder is converted to")
     p.add_argument("--chunk-tokens", type=int, default=24)
     p.add_argument("--workers", type=int, default=1, help="reader processes (0: read in this process)")
+    p.add_argument("--write-batch", type=int, default=16, help="passages written together (0: each file alone)")
     args = p.parse_args(argv)
 
     from rag.ingest import IngestOptions
     from rag.service import Hearth, HearthConfig
 
-    # Small chunks and batches: many store writes per file, so kills land inside them too.
-    options = IngestOptions(chunk_tokens=args.chunk_tokens, overlap_tokens=4, embed_batch=4, workers=args.workers)
+    # Small chunks and batches: many store writes per file, and many batch writes per run (when there are
+    # enough files for the pipeline), so kills land inside them too.
+    options = IngestOptions(chunk_tokens=args.chunk_tokens, overlap_tokens=4, embed_batch=4, workers=args.workers,
+                            write_batch=args.write_batch)
     embedder = _embedder(args.embedder, args.cache or args.data / "cache")
     h = Hearth(HearthConfig(data_dir=args.data, ingest=options), embedder=embedder)
     # A kill can leave ChromaDB's own files unreadable (chroma-core/chroma #7678): Hearth rebuilds them.
     repaired = h.check_index(WORKSPACE)
     if repaired is not None:
         print(f"repaired the vector index: {repaired.chunks} chunks", file=sys.stderr, flush=True)
-    print("state " + json.dumps(state(h, ids=args.ids)), flush=True)
+    _say("state " + json.dumps(state(h, ids=args.ids)))
     if args.state_only:
         return
     _instrument(h, trace=args.trace, die_after=args.die_after)
-    print("ready", flush=True)
-    report = h.ingest([args.folder], workspace=WORKSPACE, progress=lambda _p: print("p", flush=True))
-    print("report " + json.dumps(report.to_json()), flush=True)
-    print("state " + json.dumps(state(h, ids=args.ids)), flush=True)
+    _say("ready")
+    report = h.ingest([args.folder], workspace=WORKSPACE, progress=lambda _p: _say("p"))
+    _say("report " + json.dumps(report.to_json()))
+    _say("state " + json.dumps(state(h, ids=args.ids)))
 
 
 # The parent side.
@@ -300,10 +318,10 @@ class Driver:
         for line in self.lines:
             if line.startswith("w+ "):
                 in_write = line[3:]
-                in_document = in_document or in_write == "begin"
+                in_document = in_document or in_write in BEGIN
             elif line.startswith("w- "):
                 in_write = None
-                if line == "w- finish":
+                if line[3:] in FINISH:
                     in_document = False
         return Ending(killed, in_write if killed else None, in_document and killed, self.lines.count("p"))
 

@@ -136,3 +136,51 @@ def test_workers_run_with_one_thread_for_numeric_libraries(tmp_path: Path) -> No
     from rag.parse_pool import _WORKER_ENV
 
     assert _WORKER_ENV["OPENBLAS_NUM_THREADS"] == "1"
+
+
+# The writer thread at the other end of ingestion's pipeline.
+def test_batch_thread_writes_in_batches_by_size_and_age_in_order_with_calls() -> None:
+    from rag.parse_pool import BatchThread
+
+    batches: list[list[int]] = []
+    order: list[str] = []
+
+    def write(batch: list[int]) -> None:
+        batches.append(list(batch))
+        order.append(f"batch{batch}")
+
+    t = BatchThread(write, limit=10, size=lambda n: n, wait=0.3)
+    for n in (4, 5, 1):  # 4 + 5 + 1 reaches the limit: one batch
+        t.put(n)
+    t.call(lambda: order.append("call"))  # runs in order, after what came before it
+    t.put(2)  # alone: written once it has waited `wait` seconds
+    deadline = time.monotonic() + 10
+    while len(batches) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert batches == [[4, 5, 1], [2]] and order == ["batch[4, 5, 1]", "call", "batch[2]"]
+    t.put(3)
+    t.sync()  # written now, not after the wait
+    assert batches[-1] == [3]
+    t.close()
+    assert not t._thread.is_alive()
+
+
+def test_batch_thread_raises_its_failure_in_the_caller_and_abort_drops_what_waits() -> None:
+    import pytest
+
+    from rag.parse_pool import BatchThread
+
+    def fail(batch: list[int]) -> None:
+        raise RuntimeError(f"cannot write {batch}")
+
+    t = BatchThread(fail, limit=1, size=lambda n: 1)
+    t.put(1)
+    with pytest.raises(RuntimeError, match="cannot write"):
+        for _ in range(100):  # the next put (or sync, or close) raises what stopped the thread
+            t.put(2)
+            time.sleep(0.02)
+    written: list[list[int]] = []
+    t = BatchThread(written.append, limit=100, size=lambda n: 1, wait=60)
+    t.put(1)
+    t.abort()
+    assert written == [] and not t._thread.is_alive()
