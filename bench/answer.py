@@ -1,24 +1,36 @@
 """Answer benchmark: raw llama-cpp-python against Hearth's `ask` path, on the same prompt, in one run.
 
-    python -m bench.answer [--json] [--model NAME_OR_PATH] [--threads N] [--fixed-threads] [--repeat R]
-                           [--data DIR]
+    python -m bench.answer [--json] [--model NAME_OR_PATH] [--threads N] [--adaptive-threads] [--repeat R]
+                           [--data DIR] [--wait-quiet SECONDS]
 
 Indexes the demo documents (in a temporary data folder, or DIR with --data, kept and reused), retrieves
 the passages for the first question once, and builds Hearth's prompt from them. Then, with both models
-loaded beforehand and their KV caches emptied before each measured run:
+loaded beforehand, warmed by one untimed run each, and their KV caches emptied before each measured run:
 
 - raw:    `llama_cpp.Llama.create_chat_completion(messages, stream=True)` on exactly those messages;
 - hearth: `Hearth.ask(question, on_token=..., cancel=...)`: retrieval, prompt building, its own token
-          loop (with the cancel hook armed, as the GUI always has it), citation mapping.
+          loop (with the cancel hook armed, as the GUI always has it), citation mapping, quote alignment.
 
-ttft_* is the time from the call to the first piece of text; tps_* the generated tokens after the first
-divided by the time after the first. Hearth lowers its generation threads while other programs keep the
-cores busy (see inference/llm.py, CpuMeter); --fixed-threads turns that off, for a pure overhead
-comparison at equal threads. ttft_second_question_hearth is a different question asked next,
-on the same warm model: it starts from the cached system-prompt prefix. `ttft_second_question_cold`
-is the same second question on an emptied cache, so the difference is the prefix cache's doing.
+Both paths are measured the same way:
+- ttft: from the call to the first piece of text (Hearth's includes its retrieval and prompt building);
+- tps:  the tokens llama.cpp decoded after the first piece (its `n_tokens` then and at the end) divided by
+        the time from the first piece to the end of the stream. Hearth's stream ends when `rag.answer`
+        has read the model's last token (its own timings say when); what `ask` does after that (aligning
+        the answer with the passages for its quotes) is reported apart, as `after_stream_hearth`, since
+        the user already has the whole answer on screen by then. `tps_ratio_until_return` is the ratio
+        as this benchmark counted it before issue 22 (Hearth's time running on until `ask` returned).
 
-With --repeat R every measurement is taken R times (raw and Hearth alternating) and the median kept.
+Rounds alternate raw and Hearth (raw first in even rounds, Hearth first in odd ones) and medians are
+reported. Both paths run llama.cpp with the same --threads; --adaptive-threads lets Hearth lower its
+generation threads while other programs keep the cores busy (inference/llm.py, CpuMeter), which makes
+the ratio a measure of that policy instead of Hearth's overhead. The run records the CPU count, the
+load average before it starts and after it ends (the latter counts the benchmark's own threads), and the
+CPUs other programs used during the rounds (`others_cpu`, from /proc/stat less this process's own time).
+It is marked `noisy`, its ratios not to be quoted, when the raw rounds' tokens/s or time to first token
+spread by more than 15 %, the load average before it exceeded 1.5, or others_cpu exceeded 0.5.
+ttft_second_question_hearth is a different question asked next, on the warm model: it starts from the
+cached system-prompt prefix; ttft_second_question_cold is the same question on an emptied cache.
+
 Results go to stdout (JSON with --json, else a table); progress goes to stderr.
 """
 
@@ -35,61 +47,100 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.conditions import NOISE_LIMIT, QUIET_LOAD, load_average, machine, spread, verdict
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "assets" / "demo"
 FIRST = "What should I do if my laptop is stolen?"
 # A second question whose prompt is about as long as the first one's, so that the cached prefix is
 # what makes the difference (the JSON reports both prompt sizes).
 SECOND = "How long must a password be?"
+TARGET_TPS_RATIO = 0.97  # Hearth's tokens/s at least this share of raw llama-cpp-python's
+TARGET_TTFT_OVERHEAD = 0.10  # Hearth's time to first token at most this much longer than raw's
+OTHERS_LIMIT = 0.5  # CPUs other programs may keep busy, on average during the rounds, in a run that is quoted
 
 
 def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _raw_run(llm: Any, messages: list[dict[str, str]], max_tokens: int) -> dict[str, float]:
+def stream_figures(
+    start: float, first: float | None, end: float, decoded_at_first: int, decoded_at_end: int
+) -> dict[str, float]:
+    """Time to first piece, and tokens decoded after the first piece per second until the stream ended."""
+    if first is None:
+        return {"ttft": end - start, "tps": 0.0, "decoded": 0}
+    decoded = decoded_at_end - decoded_at_first
+    span = end - first
+    return {"ttft": first - start, "tps": decoded / span if decoded > 0 and span > 0 else 0.0, "decoded": decoded}
+
+
+def _raw_run(llm: Any, messages: list[dict[str, str]], max_tokens: int) -> dict[str, Any]:
     llm.reset()  # an empty KV cache: nothing of an earlier run is reused
-    t0 = time.perf_counter()
-    first = end = 0.0
-    n = 0
+    first: float | None = None
+    at_first = 0
     text = []
+    t0 = time.perf_counter()
     for chunk in llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=0.0, stream=True):
         piece = chunk["choices"][0]["delta"].get("content")
         if piece:
-            n += 1
+            if first is None:
+                first, at_first = time.perf_counter(), llm.n_tokens
             text.append(piece)
-            if not first:
-                first = time.perf_counter()
     end = time.perf_counter()
-    return {"ttft": first - t0, "tps": (n - 1) / (end - first) if n > 1 else 0.0, "tokens": n,
-            "text": "".join(text)}  # type: ignore[dict-item]
+    pieces = len(text)
+    return {**stream_figures(t0, first, end, at_first, llm.n_tokens), "text": "".join(text),
+            "tps_until_return": (pieces - 1) / (end - first) if first is not None and pieces > 1 else 0.0}
 
 
 def _hearth_run(hearth: Any, question: str, *, cold: bool) -> dict[str, Any]:
+    llama = hearth.chat_model.llama
     if cold:
-        hearth.chat_model.llama.reset()
-    marks: list[float] = []
+        llama.reset()
+    first: list[tuple[float, int]] = []
+
+    def on_token(_piece: str) -> None:
+        if not first:
+            first.append((time.perf_counter(), llama.n_tokens))
+
     t0 = time.perf_counter()
-    result = hearth.ask(question, on_token=lambda _p: marks.append(time.perf_counter()), cancel=lambda: False)
-    end = time.perf_counter()
-    n = int(result.usage.get("completion_tokens", len(marks)))
-    first = marks[0] if marks else end
-    return {"ttft": first - t0, "tps": (n - 1) / (end - first) if n > 1 and end > first else 0.0,
-            "tokens": n, "text": result.text, "usage": result.usage}
+    result = hearth.ask(question, on_token=on_token, cancel=lambda: False)
+    returned = time.perf_counter()
+    if not first:
+        figures = stream_figures(t0, None, returned, 0, 0)
+        end = returned
+    else:
+        # rag.answer timed the stream from its first piece to the model's last token (µs before on_token).
+        t = result.timings
+        end = first[0][0] + max(0.0, t["generation"] - t["first_token"])
+        figures = stream_figures(t0, first[0][0], end, first[0][1], llama.n_tokens)
+    n = int(result.usage.get("completion_tokens", 0))
+    until_return = (n - 1) / (returned - first[0][0]) if first and n > 1 else 0.0
+    return {**figures, "after_stream": returned - end, "quotes": result.timings.get("quotes", 0.0),
+            "text": result.text, "usage": result.usage, "tps_until_return": until_return}
 
 
 def _median(runs: list[dict[str, Any]], key: str) -> float:
     return round(statistics.median(r[key] for r in runs), 4)
 
 
-def run(*, model: str | None, threads: int, repeat: int, data: Path, adaptive: bool = True) -> dict[str, Any]:
+def _wait_quiet(seconds: float) -> None:
+    """Wait (at most `seconds`) for the 1-minute load average to fall below the quiet limit."""
+    deadline = time.monotonic() + seconds
+    while (load := load_average()) is not None and load > QUIET_LOAD and time.monotonic() < deadline:
+        _log(f"load average {load} > {QUIET_LOAD}: waiting for a quiet machine")
+        time.sleep(min(30.0, max(1.0, deadline - time.monotonic())))
+
+
+def run(*, model: str | None, threads: int, repeat: int, data: Path, adaptive: bool = False) -> dict[str, Any]:
     """Measure both paths; returns the result object."""
     import llama_cpp
 
-    from inference.llm import LlamaCppModel
+    from inference.llm import CpuMeter, LlamaCppModel
     from rag.answer import DEFAULT_MAX_TOKENS, build_prompt
     from rag.service import Hearth, HearthConfig
 
+    load_before = load_average()  # before this process loads anything: other programs' load alone
     config = HearthConfig(data_dir=data, chat_model=model, n_threads=threads, embed_threads=threads)
     path = Hearth(config).resolve_model_path(model)
     _log(f"model {path.name}, {threads} threads")
@@ -116,23 +167,30 @@ def run(*, model: str | None, threads: int, repeat: int, data: Path, adaptive: b
         f = Jinja2ChatFormatter(template=m.template.source, eos_token=m.eos_token, bos_token=m.bos_token)
         same_prompt = f(messages=prompt.messages).prompt == m.render(prompt.messages)
 
-    # Page the weights in and run each path once, untimed.
-    _raw_run(raw, [{"role": "user", "content": "Hi"}], 2)
-    list(m.stream([{"role": "user", "content": "Hi"}], max_tokens=2))
+    # Page the weights in and warm every part (llama.cpp, the embedder, the aligner) once, untimed.
+    _raw_run(raw, prompt.messages, max_tokens)
+    _hearth_run(hearth, FIRST, cold=True)
 
+    conditions = machine()
+    others = CpuMeter()  # CPU time other programs take during the rounds (this process's own not counted)
     raws: list[dict[str, Any]] = []
     firsts: list[dict[str, Any]] = []
     seconds: list[dict[str, Any]] = []
     seconds_cold: list[dict[str, Any]] = []
     for i in range(repeat):
-        _log(f"round {i + 1}/{repeat}: raw")
-        raws.append(_raw_run(raw, prompt.messages, max_tokens))
-        _log(f"round {i + 1}/{repeat}: hearth, first question (cold cache)")
-        firsts.append(_hearth_run(hearth, FIRST, cold=True))
-        _log(f"round {i + 1}/{repeat}: hearth, second question (warm prefix)")
+        order = ["raw", "hearth"] if i % 2 == 0 else ["hearth", "raw"]
+        for side in order:
+            _log(f"round {i + 1}/{repeat}: {side}")
+            if side == "raw":
+                raws.append(_raw_run(raw, prompt.messages, max_tokens))
+            else:
+                firsts.append(_hearth_run(hearth, FIRST, cold=True))
+        _log(f"round {i + 1}/{repeat}: hearth, second question (warm prefix, then cold cache)")
         seconds.append(_hearth_run(hearth, SECOND, cold=False))
-        _log(f"round {i + 1}/{repeat}: hearth, second question (cold cache)")
         seconds_cold.append(_hearth_run(hearth, SECOND, cold=True))
+    load_after = load_average()  # counts this benchmark's own threads too: recorded, not judged
+    free = others.free_cpus(min_window=0.0)
+    others_cpu = round(others.cpus - free, 2) if free is not None else None
 
     out: dict[str, Any] = {
         "ttft_raw": _median(raws, "ttft"),
@@ -141,16 +199,42 @@ def run(*, model: str | None, threads: int, repeat: int, data: Path, adaptive: b
         "tps_hearth": _median(firsts, "tps"),
         "ttft_second_question_hearth": _median(seconds, "ttft"),
         "ttft_second_question_cold": _median(seconds_cold, "ttft"),
+        "after_stream_hearth": _median(firsts, "after_stream"),
+        "quotes_hearth": _median(firsts, "quotes"),
     }
+    out["tps_ratio"] = round(out["tps_hearth"] / out["tps_raw"], 4) if out["tps_raw"] else None
+    # How this benchmark counted until issue 22: Hearth's time ran on until `ask` returned, quotes included.
+    raw_until = _median(raws, "tps_until_return")
+    out["tps_ratio_until_return"] = round(_median(firsts, "tps_until_return") / raw_until, 4) if raw_until else None
     out["ttft_overhead"] = round(out["ttft_hearth"] / out["ttft_raw"] - 1, 4) if out["ttft_raw"] else None
-    out["tps_overhead"] = round(1 - out["tps_hearth"] / out["tps_raw"], 4) if out["tps_raw"] else None
+    out["tps_overhead"] = round(1 - out["tps_ratio"], 4) if out["tps_ratio"] is not None else None
+    # A slowed baseline flatters Hearth, a slowed Hearth round hides a gain: judge by the raw rounds.
+    judged = verdict([1 / r["tps"] for r in raws if r["tps"]], load_before=load_before, load_after=None)
+    judged["ttft_spread"] = round(spread([r["ttft"] for r in raws]), 3)
+    judged["load_after"] = load_after
+    judged["others_cpu"] = others_cpu
+    judged["noisy"] = (judged["noisy"] or judged["ttft_spread"] > NOISE_LIMIT
+                       or (others_cpu is not None and others_cpu > OTHERS_LIMIT))
+    met = (out["tps_ratio"] is not None and out["ttft_overhead"] is not None
+           and out["tps_ratio"] >= TARGET_TPS_RATIO and out["ttft_overhead"] <= TARGET_TTFT_OVERHEAD)
     out.update({
+        "target": {"tps_ratio": TARGET_TPS_RATIO, "ttft_overhead": TARGET_TTFT_OVERHEAD},
+        "met": None if judged["noisy"] else met,  # a noisy run decides nothing
+        **judged,
+        "cpus": conditions["cpus"],
+        "cpu_model": conditions["cpu_model"],
+        "rounds": {
+            "tps_raw": [round(r["tps"], 2) for r in raws],
+            "tps_hearth": [round(r["tps"], 2) for r in firsts],
+            "ttft_raw": [round(r["ttft"], 4) for r in raws],
+            "ttft_hearth": [round(r["ttft"], 4) for r in firsts],
+        },
         "prompt_tokens": prompt.tokens,
         "second_prompt_tokens": seconds[-1]["usage"].get("prompt_tokens"),
         "first_cached_tokens": firsts[-1]["usage"].get("cached_tokens"),
         "second_cached_tokens": seconds[-1]["usage"].get("cached_tokens"),
-        "tokens_raw": raws[-1]["tokens"],
-        "tokens_hearth": firsts[-1]["tokens"],
+        "decoded_raw": raws[-1]["decoded"],
+        "decoded_hearth": firsts[-1]["decoded"],
         "same_prompt": same_prompt,
         "same_answer": raws[-1]["text"].strip() == firsts[-1]["text"].strip(),
         "answer": firsts[-1]["text"],
@@ -159,7 +243,6 @@ def run(*, model: str | None, threads: int, repeat: int, data: Path, adaptive: b
         "adaptive_threads": adaptive,
         "hearth_generation_threads": m.threads_in_use,
         "repeat": repeat,
-        "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
     })
     return out
 
@@ -170,15 +253,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--model", default=None, help="built-in model name or .gguf path (default: Hearth's default)")
     p.add_argument("--threads", type=int, default=2, help="llama.cpp threads for both paths (default: %(default)s)")
-    p.add_argument("--fixed-threads", action="store_true",
-                   help="Hearth keeps --threads for generation even while the machine is busy (pure overhead)")
-    p.add_argument("--repeat", type=int, default=1, help="rounds; medians are reported (default: %(default)s)")
+    p.add_argument("--adaptive-threads", action="store_true",
+                   help="let Hearth lower its generation threads while the machine is busy (not an overhead test)")
+    p.add_argument("--fixed-threads", action="store_true", help=argparse.SUPPRESS)  # the default now
+    p.add_argument("--repeat", type=int, default=5, help="rounds; medians are reported (default: %(default)s)")
     p.add_argument("--data", type=Path, default=None, help="data folder to index the demo into and reuse")
+    p.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
+                   help=f"first wait up to this long for the load average to fall below {QUIET_LOAD}")
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    if args.wait_quiet > 0:
+        _wait_quiet(args.wait_quiet)
     runner: Callable[[Path], dict[str, Any]] = lambda d: run(  # noqa: E731
-        model=args.model, threads=args.threads, repeat=max(1, args.repeat), data=d, adaptive=not args.fixed_threads)
+        model=args.model, threads=args.threads, repeat=max(1, args.repeat), data=d,
+        adaptive=args.adaptive_threads and not args.fixed_threads)
     if args.data is not None:
         result = runner(args.data)
     else:
