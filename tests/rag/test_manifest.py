@@ -69,3 +69,20 @@ def test_the_manifest_files_are_private_whatever_the_umask(tmp_path):
         m.close()
     finally:
         os.umask(old)
+
+
+def test_done_sources_follow_writes_from_this_and_other_connections(tmp_path):
+    """The set is read once per state of the database (every search asks for it), never a stale one."""
+    m, other = Manifest(tmp_path / "m.sqlite"), Manifest(tmp_path / "m.sqlite")
+    m.begin_many("ws", [("/a", "h", 1, 1), ("/b", "h", 1, 1)])
+    m.finish_many("ws", [("/a", 1, None), ("/b", 1, None)])
+    assert m.done_sources("ws") == {"/a", "/b"}
+    m.done_sources("ws").add("/mutated")  # a copy: the cached set is not changed by its callers
+    assert m.done_sources("ws") == {"/a", "/b"}
+    m.unfinish("ws", "/b")  # this connection's write
+    assert m.done_sources("ws") == {"/a"}
+    other.begin("ws", "/c", sha256="h", size=1, mtime_ns=1)
+    other.finish("ws", "/c", chunks=1, pages=None)  # another connection's (another process's) write
+    assert m.done_sources("ws") == {"/a", "/c"}
+    other.remove("ws", "/a")
+    assert m.done_sources("ws") == {"/c"} and m.done_sources("elsewhere") == set()
