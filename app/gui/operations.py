@@ -377,33 +377,46 @@ IngestCall = Callable[[Callable[[Progress], None], Callable[[], bool]], IngestRe
 def _with_file_events(hearth: Hearth, workspace: str, state: JobState, run: IngestCall, *,
                       queued: Queued | None = None) -> IngestReport:
     """Run a core call that indexes (`run(progress, cancel)`), adding per-file FileStage / FileResult events
-    to its Progress; `queued` goes first, once the core has started (it checks its inputs before that)."""
+    to its Progress; `queued` goes first, once the core has started (it checks its inputs before that).
+
+    Files overlap in the core's pipeline (one is read while others are embedded or wait to be written in a
+    batch), so a file is reported indexed when the manifest says it is done, whenever that is; a file that
+    never gets there (it failed, or the run stopped) is reported when the run ends.
+    """
     workspace = workspace.strip()
-    current: list[str | None] = [None]
+    open_files: dict[str, None] = {}  # seen in progress, not yet reported, in order
     pending = [queued] if queued is not None else []
 
-    def settle() -> None:
-        # The file whose turn just ended: indexed now, or failed (the reason comes with the report).
-        if current[0] is not None:
-            record = hearth.manifest.get(workspace, current[0])
-            ok = record is not None and record.status == "done"
-            state.progress(FileResult(current[0], ok, record.chunks if ok and record is not None else None))
-            current[0] = None
+    def report(source: str, ok: bool) -> None:
+        record = hearth.manifest.get(workspace, source) if ok else None
+        state.progress(FileResult(source, ok, record.chunks if record is not None else None))
+        open_files.pop(source, None)
+
+    def settle(*, all_of_them: bool = False) -> None:
+        if not open_files:
+            return
+        done = hearth.manifest.done_sources(workspace)  # read again only when the manifest changed
+        for source in list(open_files):
+            if source in done:
+                report(source, True)
+            elif all_of_them:
+                report(source, False)
 
     def progress(p: Progress) -> None:
         while pending:
             state.progress(pending.pop())
         source = str(Path(p.current).resolve()) if p.current is not None else None
-        if source != current[0]:
-            settle()
-            if source is not None:
-                current[0] = source
-        if source is not None:
+        if source is not None and source not in open_files:
+            open_files[source] = None
+        settle()
+        if source is not None and source in open_files:
             state.progress(FileStage(source, getattr(p, "stage", None) or "reading"))
         state.progress(p)
 
     try:
-        return run(progress, state.cancel)
+        result = run(progress, state.cancel)
     except Cancelled:
-        settle()  # the core checks for cancel between files: the last one started has finished
+        settle(all_of_them=True)  # what was written before the stop is done; the rest is not
         raise
+    settle(all_of_them=True)
+    return result

@@ -24,6 +24,7 @@ from app.gui.chat import QuoteRow, SourceRow, linkify_citations  # noqa: E402
 from app.gui.prefs import Prefs  # noqa: E402
 from inference.errors import Cancelled  # noqa: E402
 from rag.service import Hearth, HearthConfig  # noqa: E402
+from rag.ingest import IngestOptions  # noqa: E402
 from tests.fakes import HashEmbedder, ScriptedModel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,13 +86,13 @@ class App:
     """A window over a fresh data folder, with what it opened outside the app recorded."""
 
     def __init__(self, qtbot, tmp_path: Path, *, model=None, embedder=None, workspace: str | None = None,
-                 prefs_path: Path | None = None) -> None:
+                 prefs_path: Path | None = None, ingest: IngestOptions | None = None) -> None:
         self.qtbot = qtbot
         self.model = model or ScriptedModel(REPLY)
         self.embedder = embedder or HashEmbedder()
         self.opened: list[Path] = []
         self.prefs = Prefs(prefs_path or tmp_path / "gui.ini")
-        config = HearthConfig(data_dir=tmp_path / "data")
+        config = HearthConfig(data_dir=tmp_path / "data", ingest=ingest or IngestOptions())
         self.window = build_window(
             config, prefs=self.prefs, workspace=workspace, open_external=self.opened.append,
             factory=lambda cfg: Hearth(cfg, embedder=self.embedder, chat_model=self.model))
@@ -284,7 +285,9 @@ def test_cancel_indexing(qtbot, tmp_path):
     folder.mkdir()
     for i in range(40):
         (folder / f"note-{i:02d}.md").write_text(f"# Note {i}\n\nSome text about topic {i}.\n")
-    app = App(qtbot, tmp_path, embedder=SlowEmbedder())
+    # Small embedding and writing batches: the pipeline stores documents as they are embedded, a few at a
+    # time, so some are done while others still wait when Stop is pressed.
+    app = App(qtbot, tmp_path, embedder=SlowEmbedder(), ingest=IngestOptions(embed_batch=4, write_batch=8))
     app.idle()
     w = app.window
     w.ingest([folder])
