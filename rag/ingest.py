@@ -591,6 +591,7 @@ def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: 
         if writer is not None:
             send_on()
             writer.close()
+            run.check_cancel()  # a stop seen by the writer skipped what was left: the run did not finish
     except BaseException:
         if writer is not None:
             writer.abort()
