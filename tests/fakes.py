@@ -64,3 +64,15 @@ class ScriptedModel(ChatModelDefaults):
             if cancel is not None and cancel():
                 raise Cancelled()
             yield word if i == 0 else " " + word
+
+
+class CountingEmbedder(HashEmbedder):
+    """HashEmbedder that remembers every text it embedded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        return super().embed(texts)

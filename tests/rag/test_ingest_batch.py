@@ -17,20 +17,10 @@ from rag.errors import StoreError
 from rag.ingest import IngestOptions
 from rag.service import Hearth, HearthConfig
 from tests.crash_driver import WORKSPACE, Driver, differences, problems, state
-from tests.fakes import HashEmbedder
+from tests.fakes import CountingEmbedder
 
 WORDS = "leave badge printer travel invoice meal hotel vpn laptop budget policy office parking".split()
 N = 24  # enough files for the pipeline (rag.ingest._PIPELINE_FILES)
-
-
-class CountingEmbedder(HashEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def embed(self, texts):
-        self.texts.extend(texts)
-        return super().embed(texts)
 
 
 def marker(i: int) -> str:

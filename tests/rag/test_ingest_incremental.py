@@ -11,20 +11,8 @@ import pytest
 
 from rag.ingest import IngestOptions
 from rag.service import Hearth, HearthConfig
-from tests.fakes import HashEmbedder
+from tests.fakes import CountingEmbedder
 from tests.rag.make_docs import write_docx
-
-
-class CountingEmbedder(HashEmbedder):
-    """HashEmbedder that remembers every text it embedded."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def embed(self, texts):
-        self.texts.extend(texts)
-        return super().embed(texts)
 
 
 def chapters(n: int, changed: int | None = None) -> str:
