@@ -71,3 +71,17 @@ def uninstall(app: QObject) -> None:
     if isinstance(collector, MainThreadCollector):
         collector.stop()
         app._hearth_collector = None
+
+
+def settle_heap() -> None:
+    """Leave the long-lived objects out of later garbage collections (`gc.freeze`); on the GUI thread.
+
+    Loading the parts and indexing leave some hundred thousand long-lived objects (modules, the embedder's
+    vocabulary, the index's clients). Python's collector rescans them all whenever a full collection comes
+    due, on whichever thread allocates at that moment: on the window's thread that was a 136 ms stall in the
+    middle of an answer. Frozen, they are not scanned again. Nothing is collected here: a collection holds
+    the interpreter lock as long as the stall it avoids, and run from a worker it freed Qt objects off the
+    GUI thread (a crash). Cycles that are garbage already stay until `Operations.reconfigure` unfreezes
+    everything for a new service.
+    """
+    gc.freeze()

@@ -29,7 +29,8 @@ from app.gui.controllers.watch import WatchController
 from app.gui.controllers.workspaces import WorkspaceController
 from app.gui.hardware_panel import HardwarePanel
 from app.gui.library import LibraryPanel
-from app.gui.operations import Operations, settle_heap
+from app.gui.gcguard import settle_heap
+from app.gui.operations import Operations
 from app.gui.prefs import Prefs
 from app.gui.sidebar import Sidebar
 from app.gui.worker import Failure, Job

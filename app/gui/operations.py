@@ -21,6 +21,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.gui.gcguard import settle_heap
 from app.gui.worker import Job, JobState, SerialExecutor
 from inference.errors import Cancelled
 from rag.answer import Answer
@@ -347,20 +348,6 @@ class Operations(QObject):
             return replace(answer, conversation_id=conv_id)
 
         return self.model.submit("summarize", run)
-
-
-def settle_heap() -> None:
-    """Leave the long-lived objects out of later garbage collections (`gc.freeze`); on the GUI thread.
-
-    Loading the parts and indexing leave some hundred thousand long-lived objects (modules, the embedder's
-    vocabulary, the index's clients). Python's collector rescans them all whenever a full collection comes
-    due, on whichever thread allocates at that moment: on the window's thread that was a 136 ms stall in the
-    middle of an answer. Frozen, they are not scanned again. Nothing is collected here: a collection holds
-    the interpreter lock as long as the stall it avoids, and run from a worker it freed Qt objects off the
-    GUI thread (a crash). Cycles that are garbage already stay until `Operations.reconfigure` unfreezes
-    everything for a new service.
-    """
-    gc.freeze()
 
 
 def summary_answer(summary: Summary, seconds: float) -> Answer:
