@@ -1,0 +1,515 @@
+"""Questions answered by computing over a table: counts, sums, averages, extremes and filtered lists.
+
+`answer_from_tables(question, tables)` reads what the question asks (English and Russian):
+
+- the operation from its words ("how many", "total", "average", "largest", "which …", "сколько", "сумма",
+  "средний", "наибольший", "какие …");
+- the table and its columns from the header names the question uses, the cell values it names ("Lisbon" is
+  a value of column Office: a filter), numbers with a comparison ("over 5,000": a filter on a number
+  column), years and months (a filter on a date column), and "by X"/"per X"/"по X" (a grouping);
+
+and computes the result over every row. Figures come from the computation, never from a model. A question
+that names nothing of any table, or asks nothing a table computes, gets None and goes the usual way.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag.table_result import Filter, TableResult, language
+from rag.tables import DATE, NUMBER, TEXT, Row, Table, month_number, parse_number
+
+
+_STOP = frozenset(
+    "a an the of in on at by for with and or to from is are was were be been how many much what which who whose "
+    "whom do does did have has had there their our we you they it its this that these those all any each every "
+    "per than more less over under above below between total sum average mean number count list show name "
+    "give tell me please most least largest smallest highest lowest biggest maximum minimum max min "
+    "в во на по и или с со у из за для от до к о об что как какие какой какая какое каких кто сколько "
+    "всего итого средний средняя среднее наибольший наименьший больше меньше более менее свыше ниже выше "
+    "список перечисли покажи назови это эти все всех каждый каждого каждом есть был была были".split()
+)
+_NAME_WORDS = frozenset("name names title client customer supplier vendor employee person product item "
+                        "имя фио название наименование клиент сотрудник товар".split())
+_ID_WORDS = frozenset("id no nr number num code ref № # код номер".split())
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+# Operations ---------------------------------------------------------------------------------------------
+
+_OPERATIONS: list[tuple[str, re.Pattern[str]]] = [
+    ("average", re.compile(r"\b(?:average|mean|avg)\b|средн", re.I)),
+    ("count", re.compile(r"\bhow many\b|\bnumber of\b|^\s*count\b|\bсколько\b|\bколичеств|\bчисло\b", re.I)),
+    ("sum", re.compile(r"\btotal\b|\bsum\b|\bhow much\b|\baltogether\b|\bcombined\b|\bсумм|\bитог|\bвсего\b|"
+                       r"\bобщ(?:ая|ий|ее|ую) (?:сумм|стоимост)", re.I)),
+    ("max", re.compile(r"\b(?:largest|highest|biggest|greatest|maximum|max|most|latest|newest|"
+                       r"most recent|top|longest)\b|наибольш|максимал|самы[йем] (?:больш|высок|дорог|поздн)|"
+                       r"больше всего|последн", re.I)),
+    ("min", re.compile(r"\b(?:smallest|lowest|least|minimum|min|cheapest|earliest|oldest|fewest|shortest)\b|"
+                       r"наименьш|минимал|самы[йем] (?:мал|низк|дешев|ранн)|меньше всего|перв(?:ый|ая|ое) по", re.I)),
+    ("list", re.compile(r"^\s*(?:which|who|list|show|name|what are|whose)\b|\b(?:list|show me|name all|name the)\b|"
+                        r"^\s*(?:какие|какой|какая|какое|кто|чьи)\b|перечисл|\bсписок\b|\bпокажи\b|\bназови\b", re.I)),
+]
+_GROUP = re.compile(r"\b(?:per|by|for each|for every|in each|each)\s+([^\W\d_]+)|"
+                    r"\b(?:по|в каждом|в каждой|для каждого|для каждой|в разрезе)\s+([^\W\d_]+)", re.I)
+_COMPARE = re.compile(
+    r"(more than|greater than|larger than|higher than|bigger than|over|above|exceeding|at least|"
+    r"less than|fewer than|lower than|smaller than|under|below|at most|up to|"
+    r"не менее|не более|больше|более|свыше|выше|меньше|менее|ниже|>=|<=|>|<)\s*(?:[$€£₽]\s*)?"
+    r"(-?\d[\d\u00a0\u202f ,.']*\d|-?\d)", re.I)
+_AT_LEAST = {"at least", "не менее", ">="}
+_AT_MOST = {"at most", "up to", "не более", "<="}
+_BELOW = {"less than", "fewer than", "lower than", "smaller than", "under", "below", "меньше", "менее", "ниже", "<"}
+_YEAR = re.compile(r"(?<![\d.,])((?:19|20)\d{2})(?![\d.,]\d)")
+_MONTH_YEAR = re.compile(r"\b([^\W\d_]{3,})\.?\s+((?:19|20)\d{2})\b")
+_BEFORE_AFTER = re.compile(r"\b(before|after|since|until|prior to|до|после|с|начиная с)\s+(?:the\s+)?"
+                           r"(\d{4}-\d{2}-\d{2}|(?:19|20)\d{2})\b", re.I)
+_NOT = frozenset({"not", "no", "non", "except", "excluding", "не", "кроме"})
+
+
+def answer_from_tables(question: str, tables: Sequence[Table]) -> TableResult | None:
+    """The computed answer to a question about one of `tables`, or None when none of them answers it."""
+    operation = _operation(question)
+    if operation is None or not tables:
+        return None
+    words = _words(question)
+    best: tuple[float, TableResult] | None = None
+    for table in tables:
+        planned = _plan(question, words, operation, table)
+        if planned is not None and (best is None or planned[0] > best[0]):
+            best = planned
+    return best[1] if best is not None else None
+
+
+def _operation(question: str) -> str | None:
+    for name, pattern in _OPERATIONS:
+        if pattern.search(question):
+            return name
+    return None
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def same_word(a: str, b: str) -> bool:
+    """Whether two lower-case words are forms of one word: equal, a plural, or (five letters and more) the
+    same stem with a different ending ("office"/"offices", "Лиссабон"/"Лиссабоне", "статус"/"статусом")."""
+    if a == b:
+        return True
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    if len(short) <= 4:
+        return long in (short + "s", short + "es")
+    if len(long) - len(short) > 3:
+        return False
+    common = 0
+    for x, y in zip(short, long, strict=False):
+        if x != y:
+            break
+        common += 1
+    return common >= max(4, len(short) - 2)
+
+
+def _content(words: Sequence[str]) -> list[str]:
+    return [w for w in words if w not in _STOP and not w.isdigit() and len(w) >= 2]
+
+
+# Planning -----------------------------------------------------------------------------------------------
+
+@dataclass
+class _Match:
+    """What of one table a question names."""
+
+    named: dict[int, float] = field(default_factory=dict)  # column -> share of its header's words named
+    positions: dict[int, list[int]] = field(default_factory=dict)  # column -> where its words are in the question
+    values: list[tuple[int, str, int, int]] = field(default_factory=list)  # column, value, first, last word
+    name_words: int = 0  # words of the file or sheet name the question uses
+
+
+def _plan(question: str, words: list[str], operation: str, table: Table) -> tuple[float, TableResult] | None:
+    match = _names(words, table)
+    notes: list[str] = []
+    filters, conditions = _value_filters(words, table, match, notes)
+    numeric = [j for j, kind in enumerate(table.types) if kind == NUMBER and not _id_like(table, j)]
+    dates = [j for j, kind in enumerate(table.types) if kind == DATE]
+    column: int | None = None
+    op = operation
+    if op == "count":  # "how many hours …": the sum of a number column named right after
+        after = _named_right_after(words, match, numeric, ("how many", "number of", "сколько", "количество"))
+        if after is not None:
+            op, column = "sum", after
+    if op in ("sum", "average", "max", "min") and column is None:
+        choices = numeric + (dates if op in ("max", "min") else [])
+        column = _value_column(table, choices, match, notes, op)
+    cf, cc, rest = _compare_filters(question, table, match, numeric, column)
+    df, dc = _date_filters(rest, table, match, dates, notes)
+    filters += cf + df
+    conditions += cc + dc
+    group = _group_column(question, table, column)
+    evidence = 3 * len(match.values) + 2 * len(match.named) + match.name_words + 2 * len(cf + df)
+    if evidence < 2:
+        return None
+    if op in ("sum", "average", "max", "min") and column is None:
+        return None
+    if op == "list" and not filters:
+        return None
+    if op == "count" and not _counts_rows(words, table, match):
+        return None
+    if op == "count" and not (filters or match.name_words or group is not None):
+        return None
+    rows = [r for r in table.rows if all(c(r) for c in conditions)]
+    if table.total_rows:
+        notes.append("The table's total line was left out." if language(question) == "en"
+                     else "Итоговая строка таблицы не учитывалась.")
+    label = _label_column(table, match, filters) if op in ("list", "max", "min") else None
+    result = _compute(op, table, column, rows, group, label)
+    if result is None:
+        return None
+    value, used, labels = result
+    if op == "count" and group is None and value > 1:
+        evidence += 1  # a count of one row in a list of unique names is rarely what "how many" asks
+    names = table.columns
+    return evidence, TableResult(
+        table, op, names[column] if column is not None else None, tuple(filters), tuple(used), value,
+        names[group] if group is not None else None, names[label] if label is not None else None, tuple(labels),
+        tuple(notes), language(question),
+    )
+
+
+_ROW_NOUNS = frozenset(
+    "rows records entries items lines people persons employees staff workers colleagues members "
+    "строк строки записей записи позиций сотрудников сотрудника сотрудники работников человек людей".split()
+)
+_COUNT_TRIGGERS = (("how", "many"), ("number", "of"), ("сколько",), ("количество",), ("count",), ("число",))
+
+
+def _counts_rows(words: list[str], table: Table, match: _Match) -> bool:
+    """Whether what "how many" counts is this table's rows: the word after it names people or records, the
+    table (file, sheet), one of its columns or a value ("how many invoices", "how many employees"), and not
+    something else ("how many days of leave")."""
+    for trigger in _COUNT_TRIGGERS:
+        n = len(trigger)
+        for i in range(len(words) - n + 1):
+            if tuple(words[i:i + n]) != trigger:
+                continue
+            following = [w for w in words[i + n:i + n + 3] if w not in _STOP]
+            if not following:
+                return True
+            noun = following[0]
+            names = _content(_words(Path(table.source).stem) + _words(table.sheet or "") + _words(table.title or ""))
+            if noun in _ROW_NOUNS or any(same_word(noun, x) for x in names):
+                return True
+            if any(noun in words[p:p + 1] for p in sum(match.positions.values(), [])):
+                return True
+            return any(first <= i + n + 2 and last >= i + n for _, _, first, last in match.values)
+    return True
+
+
+def _names(words: list[str], table: Table) -> _Match:
+    match = _Match()
+    for j, column in enumerate(table.columns):
+        header = _content(_words(column))
+        hits = [i for i, w in enumerate(words) if any(same_word(w, h) for h in header)]
+        if header and hits:
+            share = len({h for h in header if any(same_word(w, h) for w in words)}) / len(header)
+            match.named[j] = share
+            match.positions[j] = hits
+    content = _content(words)
+    files = {n for n in _content(_words(Path(table.source).stem)) if any(same_word(w, n) for w in content)}
+    sheets = {n for n in _content(_words(table.sheet or "") + _words(table.title or ""))
+              if any(same_word(w, n) for w in content)}
+    match.name_words = len(files) + 2 * len(sheets)  # the sheet's name tells two sheets of one file apart
+    return match
+
+
+def _value_filters(words: list[str], table: Table, match: _Match, notes: list[str]) -> tuple[list[Filter], list]:
+    """Filters for the cell values the question names, one per column (several values of one column: any)."""
+    found: list[tuple[int, str, int, int]] = []
+    content = set(_content(words))
+    for j, kind in enumerate(table.types):
+        if kind != TEXT:
+            continue
+        for value, key in _distinct(table, j):
+            span = _find(words, key)
+            if span is not None and any(k in content or any(same_word(k, c) for c in content) for k in key):
+                found.append((j, value, *span))
+    # A longer value wins over one inside it; the same words in two columns: the named column, else noted.
+    found.sort(key=lambda f: (-(f[3] - f[2]), f[2]))
+    kept: list[tuple[int, str, int, int]] = []
+    for f in found:
+        overlap = [k for k in kept if not (f[3] < k[2] or f[2] > k[3])]
+        if not overlap:
+            kept.append(f)
+        elif all((k[2], k[3]) == (f[2], f[3]) for k in overlap) and f[0] != overlap[0][0]:
+            k = overlap[0]
+            if f[0] in match.named and k[0] not in match.named:
+                kept[kept.index(k)] = f
+                notes.append(_both_note(table, f, k))
+            elif not (k[0] in match.named and f[0] not in match.named):
+                notes.append(_both_note(table, k, f))
+    match.values = kept
+    by_column: dict[int, list[tuple[str, bool]]] = {}
+    for j, value, first, _last in sorted(kept, key=lambda f: f[2]):
+        negated = any(w in _NOT for w in words[max(0, first - 2):first])
+        by_column.setdefault(j, []).append((value, negated))
+    filters, conditions = [], []
+    for j, values in by_column.items():
+        wanted = {v for v, neg in values if not neg}
+        unwanted = {v for v, neg in values if neg}
+        column = table.columns[j]
+        if wanted:
+            filters.append(Filter(column, "=", " or ".join(sorted(wanted, key=[v for v, _ in values].index))))
+            conditions.append(lambda r, j=j, w=frozenset(_key(v) for v in wanted): _key(r.cells[j]) in w)
+        for v in unwanted:
+            filters.append(Filter(column, "!=", v))
+            conditions.append(lambda r, j=j, k=_key(v): _key(r.cells[j]) != k)
+    return filters, conditions
+
+
+def _both_note(table: Table, used: tuple[int, str, int, int], other: tuple[int, str, int, int]) -> str:
+    return (f"“{used[1]}” is a value of both {table.columns[used[0]]} and {table.columns[other[0]]}; "
+            f"{table.columns[used[0]]} was used.")
+
+
+_DISTINCT: dict[tuple[str, int, int, int], list[tuple[str, tuple[str, ...]]]] = {}
+
+
+def _distinct(table: Table, j: int) -> list[tuple[str, tuple[str, ...]]]:
+    """A text column's distinct values with their words (cached per table)."""
+    key = (table.source, table.ordinal, table.start, j)
+    cached = _DISTINCT.get(key)
+    if cached is None:
+        seen: dict[str, tuple[str, ...]] = {}
+        for r in table.rows:
+            cell = r.cells[j]
+            if cell and cell not in seen:
+                words = tuple(_words(cell))
+                if words and len(words) <= 6 and any(w not in _STOP and len(w) >= 2 for w in words):
+                    seen[cell] = words
+        cached = list(seen.items())
+        if len(_DISTINCT) > 256:
+            _DISTINCT.clear()
+        _DISTINCT[key] = cached
+    return cached
+
+
+def _find(words: list[str], key: tuple[str, ...]) -> tuple[int, int] | None:
+    n = len(key)
+    for i in range(len(words) - n + 1):
+        if all(same_word(words[i + k], key[k]) for k in range(n)):
+            return i, i + n - 1
+    return None
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _id_like(table: Table, j: int) -> bool:
+    """A number column that identifies rows (ID, No., code) rather than measuring anything."""
+    return bool(set(_words(table.columns[j])) & _ID_WORDS) or table.columns[j].strip() in {"#", "№"}
+
+
+def _named_right_after(words: list[str], match: _Match, columns: list[int],
+                       triggers: Sequence[str]) -> int | None:
+    """The column among `columns` whose header comes within two words after a trigger ("how many hours")."""
+    lowered = " ".join(words)
+    for trigger in triggers:
+        at = lowered.find(trigger)
+        if at < 0:
+            continue
+        start = len(lowered[:at].split()) + len(trigger.split())
+        for j in columns:
+            if any(start <= p <= start + 1 for p in match.positions.get(j, [])):
+                return j
+    return None
+
+
+def _value_column(table: Table, choices: list[int], match: _Match, notes: list[str], op: str) -> int | None:
+    """The column a sum, average or extreme is computed over: the one the question names (the best-named of
+    several, noted), else the only one there is."""
+    named = [j for j in choices if j in match.named]
+    if named:
+        best = max(match.named[j] for j in named)
+        top = [j for j in named if match.named[j] == best]
+        if len(top) > 1:
+            others = ", ".join(table.columns[j] for j in top[1:])
+            notes.append(f"Several columns match: {table.columns[top[0]]} was used (also: {others}).")
+        return top[0]
+    if len(choices) == 1:
+        return choices[0]
+    return None
+
+
+def _compare_filters(question: str, table: Table, match: _Match, numeric: list[int],
+                     column: int | None) -> tuple[list[Filter], list, str]:
+    """Filters for "over 5,000", "less than 10", "больше 1000" on a number column, and the question without
+    them (their numbers are not years)."""
+    filters, conditions = [], []
+    rest = question
+    for m in _COMPARE.finditer(question.lower()):
+        phrase, number = m.group(1), m.group(2).strip()
+        decimal = "," if re.search(r",\d{1,2}$", number) else "."
+        value = parse_number(number, decimal)
+        if value is None:
+            continue
+        target = _nearest_named(question, m.start(), match, numeric) or column
+        if target is None and len(numeric) == 1:
+            target = numeric[0]
+        if target is None:
+            continue
+        op = ">=" if phrase in _AT_LEAST else "<=" if phrase in _AT_MOST else "<" if phrase in _BELOW else ">"
+        filters.append(Filter(table.columns[target], op, _number_text(value)))
+        conditions.append(lambda r, j=target, o=op, v=value: isinstance(r.values[j], (int, float))
+                          and _compare(r.values[j], o, v))
+        rest = rest[: m.start()] + " " * (m.end() - m.start()) + rest[m.end():]
+    return filters, conditions, rest
+
+
+def _nearest_named(question: str, at: int, match: _Match, columns: list[int]) -> int | None:
+    before = len(_words(question[:at]))
+    best, distance = None, 10**9
+    for j in columns:
+        for p in match.positions.get(j, []):
+            d = before - p if p < before else (p - before) + 100  # a header before the comparison first
+            if d < distance:
+                best, distance = j, d
+    return best
+
+
+def _compare(a: float, op: str, b: float) -> bool:
+    return {">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b}[op]
+
+
+def _date_filters(question: str, table: Table, match: _Match, dates: list[int], notes: list[str]
+                  ) -> tuple[list[Filter], list]:
+    """Filters on a date column for the years, months and "before/after" the question names."""
+    if not dates:
+        return [], []
+    named = [j for j in dates if j in match.named]
+    j = named[0] if named else dates[0]
+    filters: list[Filter] = []
+    conditions: list = []
+    text = question
+    for m in _BEFORE_AFTER.finditer(text):
+        word, value = m.group(1).lower(), m.group(2)
+        before = word in ("before", "until", "prior to", "до")
+        bound = value if "-" in value else (f"{value}-01-01" if before else f"{value}-12-31")
+        filters.append(Filter(table.columns[j], "before" if before else "after", value))
+        conditions.append(lambda r, b=bound, lt=before: isinstance(r.values[j], str)
+                          and (r.values[j] < b if lt else r.values[j] > b))
+        text = text.replace(m.group(0), " ")
+    for m in _MONTH_YEAR.finditer(text):
+        month = month_number(m.group(1))
+        if month:
+            prefix = f"{m.group(2)}-{month:02d}"
+            filters.append(Filter(table.columns[j], "month", f"{m.group(1)} {m.group(2)}"))
+            conditions.append(lambda r, p=prefix: isinstance(r.values[j], str) and r.values[j].startswith(p))
+            text = text.replace(m.group(0), " ")
+    for m in _YEAR.finditer(text):
+        year = m.group(1)
+        filters.append(Filter(table.columns[j], "year", year))
+        conditions.append(lambda r, y=year: isinstance(r.values[j], str) and r.values[j].startswith(y))
+    if filters and len(dates) > 1 and not named:
+        notes.append(f"The table has several date columns; {table.columns[j]} was used.")
+    return filters, conditions
+
+
+def _group_column(question: str, table: Table, column: int | None) -> int | None:
+    for m in _GROUP.finditer(question):
+        word = (m.group(1) or m.group(2)).lower()
+        for j, name in enumerate(table.columns):
+            if j != column and table.types[j] != NUMBER and any(same_word(word, h) for h in _content(_words(name))):
+                return j
+    return None
+
+
+def _label_column(table: Table, match: _Match, filters: list[Filter]) -> int | None:
+    """The column that names a row: a text column the question asks for ("which offices", "list the
+    invoice numbers"), else the text column with the most distinct values (names, numbers of invoices)."""
+    texts = [j for j, kind in enumerate(table.types) if kind == TEXT]
+    filtered = {f.column for f in filters}
+    asked = [j for j in texts if j in match.named and table.columns[j] not in filtered and not _id_like(table, j)]
+    if asked:
+        return min(asked, key=lambda j: min(match.positions[j]))
+    pool = texts or list(range(len(table.columns)))
+
+    def rank(j: int) -> tuple[int, int, int, int]:
+        words = set(_words(table.columns[j]))
+        return (bool(words & _NAME_WORDS), not _id_like(table, j), len({r.cells[j] for r in table.rows}), -j)
+
+    return max(pool, key=rank)
+
+
+def _compute(op: str, table: Table, column: int | None, rows: list[Row], group: int | None,
+             label: int | None) -> tuple[Any, list[Row], list[str]] | None:
+    if group is not None and op in ("count", "sum", "average"):
+        groups: dict[str, list[Row]] = {}
+        for r in rows:
+            groups.setdefault(r.cells[group] or "(empty)", []).append(r)
+        out = {}
+        for name, members in groups.items():
+            value = _aggregate(op, table, column, members)
+            if value is not None:
+                out[name] = value
+        return (out, rows, []) if out else None
+    if op == "count":
+        return len(rows), rows, []
+    if op == "list":
+        names = [_row_name(table, r, label) for r in rows]
+        if (label is not None and not set(_words(table.columns[label])) & _NAME_WORDS
+                and len({r.cells[label] for r in table.rows}) < 0.5 * len(table.rows)):
+            names = list(dict.fromkeys(names))  # a column of repeated values ("which offices"): each once
+        return names, rows, []
+    if op in ("sum", "average"):
+        value = _aggregate(op, table, column, rows)
+        used = [r for r in rows if column is not None and r.values[column] is not None]
+        return (value, used, []) if value is not None else None
+    assert column is not None
+    used = [r for r in rows if r.values[column] is not None]
+    if not used:
+        return None
+    pick = max if op == "max" else min
+    best = pick(r.values[column] for r in used)
+    labels = [_row_name(table, r, label) for r in used if r.values[column] == best]
+    value = best if isinstance(best, str) else _rounded(float(best), table.decimals[column] if table.decimals else 2)
+    return value, used, labels
+
+
+def _aggregate(op: str, table: Table, column: int | None, rows: list[Row]) -> float | int | None:
+    if op == "count":
+        return len(rows)
+    assert column is not None
+    numbers = [float(r.values[column]) for r in rows if isinstance(r.values[column], (int, float))]
+    if not numbers:
+        return None
+    decimals = table.decimals[column] if table.decimals else 2
+    total = math.fsum(numbers)
+    if op == "sum":
+        return _rounded(total, decimals)
+    return _rounded(total / len(numbers), max(decimals, 2) + 2)
+
+
+def _rounded(value: float, decimals: int) -> float | int:
+    value = round(value, decimals)
+    return int(value) if value == int(value) and abs(value) < 1e15 else value
+
+
+def _row_name(table: Table, row: Row, label: int | None) -> str:
+    if label is None:
+        return " ".join(c for c in row.cells if c)
+    # "First name" beside "Last name": the whole name
+    name = row.cells[label]
+    columns = [c.lower() for c in table.columns]
+    if "first name" in columns and "last name" in columns and columns[label] in ("first name", "last name"):
+        name = f"{row.cells[columns.index('first name')]} {row.cells[columns.index('last name')]}".strip()
+    return name or f"row {row.number}"
+
+
+def _number_text(value: float) -> str:
+    return str(int(value)) if value == int(value) else repr(value)
