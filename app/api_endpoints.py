@@ -203,7 +203,9 @@ class HearthApi:
         full = result.to_json()
         sources = full["sources"]
         # The supporting quotes, the answer with citations from them, and which sentences they support.
-        support = {k: full[k] for k in ("answer", "quotes", "sentences", "fallback", "searched_for") if k in full}
+        # With `table` when a table computed the answer (its filters, the rows used and the result).
+        support = {k: full[k] for k in ("answer", "quotes", "sentences", "fallback", "searched_for", "table")
+                   if k in full}
         usage = result.usage
         if "prompt_tokens" in usage and "completion_tokens" in usage:
             prompt, completion = int(usage["prompt_tokens"]), int(usage["completion_tokens"])

@@ -21,6 +21,7 @@ from inference.llm import ContextOverflow
 from rag.loaders import HEADING_SEPARATOR
 from rag.quotes import Support
 from rag.store import Hit
+from rag.table_result import TableResult
 
 SYSTEM_PROMPT = (
     "You are Hearth, an assistant for an office. Answer the question using only the numbered passages "
@@ -64,6 +65,7 @@ class Answer:
     # Supporting quotes and per-sentence support from aligning the reply with the passages (rag/quotes.py).
     support: Support | None = None
     searched_for: str | None = None  # the query actually searched (a follow-up made standalone)
+    table: TableResult | None = None  # when a table computed the answer (rag/table_questions.py)
 
     @property
     def cited_sources(self) -> list[Hit]:
@@ -87,6 +89,8 @@ class Answer:
         }
         if self.searched_for is not None:
             out["searched_for"] = self.searched_for
+        if self.table is not None:
+            out["table"] = self.table.to_json()
         if self.conversation_id is not None:
             out["conversation_id"] = self.conversation_id
             out["conversation"] = self.conversation_id  # the name before the contract said conversation_id

@@ -26,6 +26,7 @@ from rag.answer import Answer
 from rag.answer import Turn as HistoryTurn
 from rag.quotes import Quote, Support
 from rag.store import Hit
+from rag.table_result import TableResult
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -47,11 +48,12 @@ CREATE TABLE IF NOT EXISTS turns (
     timings TEXT NOT NULL,         -- JSON
     created REAL NOT NULL,
     support TEXT,                  -- JSON: supporting quotes and per-sentence support (rag/quotes.py)
-    searched_for TEXT              -- the query searched for the question (a follow-up made standalone)
+    searched_for TEXT,             -- the query searched for the question (a follow-up made standalone)
+    table_result TEXT              -- JSON: what a table computed for the answer (rag/table_result.py)
 );
 CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation, id);
 """
-_VERSION = 3  # 2: turns.support; 3: turns.searched_for
+_VERSION = 4  # 2: turns.support; 3: turns.searched_for; 4: turns.table_result
 REMOVED = "[removed: the document was removed from the index]"  # stands for a forgotten document's text
 
 
@@ -105,6 +107,8 @@ class ConversationStore:
                 self._db.execute("ALTER TABLE turns ADD COLUMN support TEXT")
             if "searched_for" not in columns:  # versions 1 and 2 did not keep what was searched
                 self._db.execute("ALTER TABLE turns ADD COLUMN searched_for TEXT")
+            if "table_result" not in columns:  # versions 1 to 3 answered nothing from tables
+                self._db.execute("ALTER TABLE turns ADD COLUMN table_result TEXT")
             self._db.execute(f"PRAGMA user_version = {_VERSION}")
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"Cannot open the conversation history {self.path}: {exc}") from exc
@@ -159,7 +163,8 @@ class ConversationStore:
             if row is None:
                 return None
             turns = self._db.execute(
-                "SELECT question, text, error, sources, cited, timings, created, support, searched_for FROM turns "
+                "SELECT question, text, error, sources, cited, timings, created, support, searched_for, table_result "
+                "FROM turns "
                 "WHERE conversation = ? ORDER BY id",
                 (conv_id,),
             ).fetchall()
@@ -199,11 +204,13 @@ class ConversationStore:
                 raise UsageError(f"There is no conversation {conv_id}.")
             db.execute(
                 "INSERT INTO turns (conversation, question, text, error, sources, cited, timings, created, support, "
-                "searched_for) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "searched_for, table_result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (conv_id, question, shown, error, json.dumps(sources, ensure_ascii=False),
                  json.dumps(answer.cited if answer else []), json.dumps(answer.timings if answer else {}), now,
                  json.dumps(support.to_json(), ensure_ascii=False) if support is not None else None,
-                 answer.searched_for if answer is not None else searched_for),
+                 answer.searched_for if answer is not None else searched_for,
+                 json.dumps(answer.table.to_json(), ensure_ascii=False)
+                 if answer is not None and answer.table is not None else None),
             )
             db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conv_id))
         return Turn(question, answer, shown, error, now,
@@ -239,7 +246,7 @@ class ConversationStore:
                 "WHERE c.workspace = ?",
                 (workspace,),
             ).fetchall()
-            changed = 0
+            changed: set[int] = set()
             for turn_id, sources_json, support_json in rows:
                 hits, support = _redacted(gone, json.loads(sources_json), support_json)
                 if hits is None and support is None:
@@ -249,8 +256,14 @@ class ConversationStore:
                     (None if hits is None else json.dumps(hits, ensure_ascii=False),
                      None if support is None else json.dumps(support.to_json(), ensure_ascii=False), turn_id),
                 )
-                changed += 1
-        return changed
+                changed.add(turn_id)
+            for turn_id, table_json in db.execute(
+                    "SELECT t.id, t.table_result FROM turns t JOIN conversations c ON c.id = t.conversation "
+                    "WHERE c.workspace = ? AND t.table_result IS NOT NULL", (workspace,)).fetchall():
+                if json.loads(table_json).get("source") in gone:  # the rows it showed are the document's text
+                    db.execute("UPDATE turns SET table_result = NULL WHERE id = ?", (turn_id,))
+                    changed.add(turn_id)
+        return len(changed)
 
     def export_markdown(self, conv: Conversation | int) -> str:
         """The conversation as Markdown, each answer followed by its sources (cited ones marked)."""
@@ -312,13 +325,15 @@ def _redacted(gone: set[str], hits: list[dict[str, Any]], support_json: str | No
 
 
 def _turn(question: str, text: str, error: str | None, sources: str, cited: str, timings: str,
-          created: float, support: str | None, searched_for: str | None, *, conv_id: int) -> Turn:
+          created: float, support: str | None, searched_for: str | None, table_result: str | None = None, *,
+          conv_id: int) -> Turn:
     hits = [Hit.from_json(s) for s in json.loads(sources)]
     answer = None
     if error is None:
         answer = Answer(text, hits, [int(n) for n in json.loads(cited)],
                         {k: float(v) for k, v in json.loads(timings).items()}, conversation_id=conv_id,
                         support=Support.from_json(json.loads(support)) if support else None,
-                        searched_for=searched_for)
+                        searched_for=searched_for,
+                        table=TableResult.from_json(json.loads(table_result)) if table_result else None)
     return Turn(question, answer, text, error, created, searched_for)
 

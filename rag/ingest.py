@@ -44,6 +44,8 @@ from rag.parse_pool import (
     DEFAULT_MEMORY_LIMIT, BatchThread, ParseJob, Parsed, ParsePool, default_workers, parse_inline,
 )  # fmt: skip
 from rag.store import DocumentIndex, DocumentWrite
+from rag.table_store import TableStore
+from rag.tables import Table, extract_tables
 
 if TYPE_CHECKING:
     from inference.embedder import Embedder
@@ -286,6 +288,7 @@ class _Doc:
     texts: list[str]  # what each chunk is embedded from
     vectors: np.ndarray
     todo: list[int]  # chunks without a vector yet
+    tables: list[Table] = field(default_factory=list)  # its tables, typed (rag/tables.py)
 
     def stored(self) -> list[Chunk]:
         """The chunks as the store keeps them: a split table's header row travels with its rows."""
@@ -297,8 +300,9 @@ class _Run:
 
     def __init__(self, workspace: str, embedder: Embedder, store: DocumentIndex, manifest: Manifest,
                  options: IngestOptions, progress: Callable[[Progress], None] | None,
-                 cancel: Callable[[], bool] | None) -> None:  # fmt: skip
+                 cancel: Callable[[], bool] | None, tables: TableStore | None = None) -> None:  # fmt: skip
         self.workspace, self.embedder, self.store, self.manifest = workspace, embedder, store, manifest
+        self.tables = tables
         self.options, self._progress, self._cancel = options, progress, cancel
         self.report = IngestReport()
         self.t0 = time.perf_counter()
@@ -365,7 +369,8 @@ class _Run:
                 vectors[i] = vector
             else:
                 todo.append(i)
-        return _Doc(source, parsed, record, chunks, texts, vectors, todo)
+        tables = extract_tables(source, parsed.sections) if self.tables is not None else []
+        return _Doc(source, parsed, record, chunks, texts, vectors, todo, tables)
 
     def embed(self, docs: Sequence[_Doc]) -> None:
         """Embed the chunks of some documents that have no vector yet, `embed_batch` at a time, all files together."""
@@ -394,6 +399,7 @@ class _Run:
             # An interrupted earlier attempt may have left chunks under this very version: start clean.
             self.store.delete_document(self.workspace, source)
         self.store.replace_document(self.workspace, source, doc.stored(), doc.vectors, version=parsed.sha256)
+        self._write_tables([doc])
         self.manifest.finish(self.workspace, source, chunks=len(doc.chunks), pages=parsed.last_page)
         self._written([doc], time.perf_counter() - t0)
 
@@ -411,8 +417,14 @@ class _Run:
             DocumentWrite(d.source, d.parsed.sha256 or "", d.stored(), d.vectors, earlier=d.record is not None,
                           leftovers=d.record is not None and d.record.status != "done")
             for d in docs])  # fmt: skip
+        self._write_tables(docs)
         self.manifest.finish_many(workspace, [(d.source, len(d.chunks), d.parsed.last_page) for d in docs])
         self._written(docs, time.perf_counter() - t0)
+
+    def _write_tables(self, docs: Sequence[_Doc]) -> None:
+        """Swap the documents' tables for their new ones (before the manifest marks them done, under their hash)."""
+        if self.tables is not None:  # timed with the rest of the write
+            self.tables.write(self.workspace, [(d.source, d.parsed.sha256 or "", d.tables) for d in docs])
 
     def write_batch(self, docs: list[_Doc]) -> None:
         """write_many; if that fails, each document on its own, so that a bad one costs only itself."""
@@ -465,10 +477,11 @@ _PIPELINE_FILES = 16  # files to read from which the pipeline (and batched writi
 
 def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: DocumentIndex, manifest: Manifest,
            options: IngestOptions = IngestOptions(), progress: Callable[[Progress], None] | None = None,
-           cancel: Callable[[], bool] | None = None) -> IngestReport:  # fmt: skip
+           cancel: Callable[[], bool] | None = None, tables: TableStore | None = None) -> IngestReport:  # fmt: skip
     """Index files and folders into a workspace; one bad file never stops the batch.
-    Folders are rescanned: documents indexed from under them that are no longer there are removed."""
-    run = _Run(workspace, embedder, store, manifest, options, progress, cancel)
+    Folders are rescanned: documents indexed from under them that are no longer there are removed.
+    With `tables`, every document's tables are kept there too, typed, in step with the manifest."""
+    run = _Run(workspace, embedder, store, manifest, options, progress, cancel, tables)
     report = run.report
     scan = _discover(paths, include_hidden=options.include_hidden)
     report.failed.extend(scan.failures)
@@ -612,6 +625,8 @@ def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: 
             raise
         except HearthError as exc:
             run.fail(source, "error", f"{Path(source).name}: could not be removed from the index: {exc}")
+    if tables is not None:  # tables of documents dropped, or of a run killed before it marked them done
+        tables.prune(workspace, {r.source: r.sha256 for r in manifest.documents(workspace, status="done")})
     report.seconds = time.perf_counter() - run.t0
     run.progress(None)
     return report

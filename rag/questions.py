@@ -22,6 +22,8 @@ from rag.quotes import align
 from rag.retrieval import retrieve
 from rag.store import DocumentIndex, Hit
 from rag.summary import Summary, SummaryProgress, summarize
+from rag.table_questions import answer_from_tables
+from rag.table_result import TableResult, statement, table_hit
 from rag.workspaces import DEFAULT_WORKSPACE, check_workspace
 
 if TYPE_CHECKING:
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from rag.conversations import ConversationStore
     from rag.manifest import Manifest
     from rag.retrieval import Reranker
+    from rag.table_store import TableStore
 
 # "Summarize X", "give me a summary of X", "what is X about?" — X a document of the workspace.
 _SUMMARY = re.compile(r"^\s*(?:please\s+)?(?:summari[sz]e|sum up|(?:give|write) (?:me )?(?:a |an )?(?:short |brief )?"
@@ -51,6 +54,7 @@ class Questions:
     store: DocumentIndex
     manifest: Manifest
     conversations: ConversationStore
+    tables: TableStore
     chat_model: ChatModel
     reranker: Reranker | None
     embedder_for: Callable[[str], Embedder]
@@ -176,6 +180,9 @@ class Questions:
                                       workspace=workspace)
             subject = None if scope else self.subject_document(question, query, workspace=workspace)
             scope = [subject] if subject is not None else scope
+        computed = self.table_answer(question, workspace=workspace, scope=scope, query=query)
+        if computed is not None:
+            return self._table_reply(question, query, computed, conv, on_token=on_token, t0=t0)
         hits = [h for h in self.search(query, k=k, workspace=workspace, scope=scope)
                 if h.score >= self.config.min_score]
         t_search = time.perf_counter() - t0
@@ -212,6 +219,36 @@ class Questions:
             self.conversations.add_turn(conv.id, question, result)
             result = replace(result, conversation_id=conv.id)
         return result
+
+    def table_answer(self, question: str, *, workspace: str = DEFAULT_WORKSPACE, scope: Sequence[Path | str] = (),
+                     query: str | None = None) -> TableResult | None:
+        """The answer computed over a table of the workspace (or of `scope`) when the question counts, sums,
+        averages, finds an extreme or lists rows of one (rag/table_questions.py); None otherwise. `query`, a
+        follow-up made standalone, is tried after the question."""
+        workspace = check_workspace(workspace)
+        done = self.in_scope(scope, workspace=workspace) if scope else self._done_sources(workspace)
+        current = {r.source: r.sha256 for r in self.manifest.documents(workspace, status="done") if r.source in done}
+        tables = self.tables.tables(workspace, current) if current else []
+        if not tables:
+            return None
+        for text in dict.fromkeys(q for q in (question, query) if q):
+            result = answer_from_tables(text, tables)
+            if result is not None:
+                return result
+        return None
+
+    def _table_reply(self, question: str, query: str, computed: TableResult, conv: Any, *,
+                     on_token: Callable[[str], None] | None, t0: float) -> Answer:
+        """An answer whose figures a table computed: Hearth's own statement, citing the rows it used."""
+        text = statement(computed)
+        if on_token is not None:
+            on_token(text)
+        out = Answer(text, [table_hit(computed)], [1], {"table": time.perf_counter() - t0}, searched_for=query,
+                     table=computed)
+        if conv is not None:
+            self.conversations.add_turn(conv.id, question, out)
+            out = replace(out, conversation_id=conv.id)
+        return out
 
     def summarize(
         self,

@@ -26,6 +26,7 @@ from rag.retrieval import Reranker
 from rag.self_test import SelfTestReport, self_test
 from rag.workspaces import DEFAULT_WORKSPACE, check_workspace
 from rag.store import DocumentIndex
+from rag.table_store import TableStore
 
 if TYPE_CHECKING:
     from inference.budget import MemoryPlan
@@ -79,6 +80,7 @@ class Hearth(Questions):
         self._model_lock = threading.Lock()
         self._warming: threading.Thread | None = None
         self._conversations: ConversationStore | None = None
+        self._tables: TableStore | None = None
         self._library: ModelLibrary | None = None
         # This process's hold on the data folder (rag.datalock), taken when the local index is opened.
         self._claim: DataDirClaim | None = None
@@ -110,6 +112,16 @@ class Hearth(Questions):
                 self.config.index_dir.mkdir(parents=True, exist_ok=True)
                 self._manifest = Manifest(self.config.index_dir / "manifest.sqlite")
             return self._manifest
+
+    @property
+    def tables(self) -> TableStore:
+        """The typed tables of the indexed documents (this machine's, beside the manifest)."""
+        with self._lock:
+            if self._tables is None:
+                self._open_data_dir()
+                self.config.index_dir.mkdir(parents=True, exist_ok=True)
+                self._tables = TableStore(self.config.index_dir / "tables.sqlite")
+            return self._tables
 
     @property
     def store(self) -> DocumentIndex:
@@ -233,6 +245,7 @@ class Hearth(Questions):
                 options=self.config.ingest,
                 progress=progress,
                 cancel=cancel,
+                tables=self.tables,
             ))
         finally:
             release_free_memory()
@@ -401,6 +414,8 @@ class Hearth(Questions):
         stored conversations (`last_redacted` says from how many answers); returns what was removed."""
         workspace = check_workspace(workspace)
         removed = forget(list(paths), workspace=workspace, store=self.store, manifest=self.manifest)
+        if removed:
+            self.tables.delete(workspace, removed)
         self.last_redacted = self.conversations.redact_sources(workspace, removed) if removed else 0
         return removed
 
@@ -428,6 +443,7 @@ class Hearth(Questions):
         sources = [d.source for d in self.sources(workspace=workspace)]
         removed = self.forget([Path(s) for s in sources], workspace=workspace) if sources else []
         self.conversations.delete_workspace(workspace)
+        self.tables.drop_workspace(workspace)
         return removed
 
     def add_model(self, path: Path, *, progress: Callable[[float], None] | None = None,
