@@ -5,7 +5,7 @@
     full_text(sections)     the document's full text: section texts joined by SEPARATOR
     Limits                  caps on pages and on decompressed size (zip bombs), with sane defaults
 
-One module per format (`text`, `markdown`, `html`, `pdf`, `docx`, `pptx`, `xlsx`, `csv`, `odt`, `eml`),
+One module per format (`text`, `markdown`, `html`, `pdf`, `docx`, `pptx`, `xlsx`, `ods`, `csv`, `odt`, `eml`),
 each with `load(path, limits) -> list[Section]`. They are imported only when a file of theirs is loaded,
 so pypdfium2 or openpyxl cost nothing until such a file appears.
 """
@@ -70,6 +70,7 @@ _REGISTRY: dict[str, str] = {
     ".xlsm": "xlsx",
     ".csv": "csv",
     ".tsv": "csv",
+    ".ods": "ods",
     ".odt": "odt",
     ".eml": "eml",
 }
