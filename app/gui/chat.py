@@ -286,6 +286,14 @@ class TurnCard(QWidget):
             item = self.sources_box.takeAt(0)
             if item.widget():
                 item.widget().deleteLater()
+        if answer.table is not None and answer.table.rows:
+            from app.gui.table_view import RowsTable
+
+            self.sources_box.addWidget(muted(self.tr("Rows used ({n}); click a header to sort, a row to open it")
+                                             .format(n=len(answer.table.rows))))
+            rows = RowsTable(answer.table)
+            rows.row_opened.connect(self._open)
+            self.sources_box.addWidget(rows)
         support = answer.support
         if support is not None and support.quotes:
             self.sources_box.addWidget(muted(self.tr("What the documents say") if support.fallback
