@@ -157,7 +157,7 @@ def test_a_history_from_version_1_opens_and_gains_quotes(tmp_path):
         assert [t.text for t in conv.turns] == ["Old reply."] and conv.turns[0].answer.support is None
         store.add_turn(1, "New question?", _supported_answer())
         assert store.require(1).turns[1].answer.support.quotes[0].text == "28 days of annual leave"
-        assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
+        assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 4
     finally:
         store.close()
 
