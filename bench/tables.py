@@ -42,8 +42,9 @@ class Question:
     answer: Any  # a number, or a set of names
 
 
-def make_documents(folder: Path, seed: int) -> list[Question]:
-    """Write staff.xlsx and invoices.csv for `seed` into `folder`; the questions with their answers."""
+def make_documents(folder: Path, seed: int, spec_file: Path | None = None) -> list[Question]:
+    """Write staff-list.xlsx and invoices.csv for `seed` into `folder`; the questions with their answers (this
+    module's twelve, or those of `spec_file`, answered from their specs)."""
     import openpyxl
 
     rng = random.Random(seed)
@@ -64,10 +65,12 @@ def make_documents(folder: Path, seed: int) -> list[Question]:
     for s in staff:
         sheet.append([s["id"], s["name"], s["office"], s["department"], s["salary"],
                       dt.datetime.combine(s["start"], dt.time())])
+    sites = [{"office": office, "country": country, "desks": rng.randrange(20, 200)}
+             for office, country in zip(OFFICES, ["Portugal", "Germany", "Poland", "Spain", "Portugal"], strict=True)]
     offices = book.create_sheet("Offices")
     offices.append(["Office", "Country", "Desks"])
-    for office, country in zip(OFFICES, ["Portugal", "Germany", "Poland", "Spain", "Portugal"], strict=True):
-        offices.append([office, country, rng.randrange(20, 200)])
+    for site in sites:
+        offices.append([site["office"], site["country"], site["desks"]])
     book.save(folder / "staff-list.xlsx")
 
     invoices = []
@@ -87,6 +90,10 @@ def make_documents(folder: Path, seed: int) -> list[Question]:
     office, dept, client = rng.choice(OFFICES), rng.choice(DEPARTMENTS), rng.choice(CLIENTS)
     status = rng.choice(STATUSES)
     in_office = [s for s in staff if s["office"] == office]
+    if spec_file is not None:
+        data = {"staff": staff, "offices": sites, "invoices": invoices}
+        places = {"office": office, "department": dept, "client": client, "status": status}
+        return [_from_spec(q, data, places) for q in json.loads(Path(spec_file).read_text(encoding="utf-8"))]
     return [
         Question("count", f"How many employees work in {office}?", len(in_office)),
         Question("count", f"How many invoices are {status.lower()}?",
@@ -110,6 +117,61 @@ def make_documents(folder: Path, seed: int) -> list[Question]:
     ]
 
 
+_LABELS = {"staff": "name", "invoices": "number", "offices": "office"}
+
+
+def _from_spec(item: dict[str, Any], data: dict[str, list[dict[str, Any]]], places: dict[str, str]) -> Question:
+    """A question of a spec file with its answer computed from the generated rows."""
+    spec = item["spec"]
+    rows = data[spec["table"]]
+
+    def fill(value: Any) -> Any:
+        return value.format(**places) if isinstance(value, str) else value
+
+    def keep(row: dict[str, Any]) -> bool:
+        for field, op, value in spec.get("where") or []:
+            have, value = row["date" if field == "date" else field], fill(value)
+            if isinstance(have, dt.date):
+                if op == "year":
+                    ok = have.year == int(value)
+                else:
+                    bound = dt.date.fromisoformat(str(value)) if len(str(value)) > 4 else None
+                    if bound is None:  # a bare year: before its first day, after its last
+                        year = int(value)
+                        bound = dt.date(year, 1, 1) if op in ("before", "<", "<=") else dt.date(year, 12, 31)
+                    ok = {"before": have < bound, "after": have > bound, "<": have < bound, ">": have > bound,
+                          "<=": have <= bound, ">=": have >= bound, "=": have == bound}[op]
+            elif op in ("=", "!="):
+                ok = (str(have).lower() == str(value).lower()) == (op == "=")
+            else:
+                ok = {">": have > value, "<": have < value, ">=": have >= value, "<=": have <= value}[op]
+            if not ok:
+                return False
+        return True
+
+    chosen = [r for r in rows if keep(r)]
+    op, column = spec["op"], spec.get("column")
+    key = {"start": "start", "date": "date"}.get(column or "", column)
+    answer: Any
+    if op == "count":
+        answer = len(chosen)
+    elif op in ("sum", "average"):
+        values = [r[key] for r in chosen]
+        answer = round(sum(values), 2) if op == "sum" else round(sum(values) / len(values), 2)
+    elif op in ("max", "min"):
+        best = (max if op == "max" else min)(r[key] for r in chosen)
+        answer = best.isoformat() if isinstance(best, dt.date) else best
+    elif op == "list":
+        label = spec.get("label") or _LABELS[spec["table"]]
+        answer = {r[label] for r in chosen}
+    else:
+        group = spec["group"]
+        answer = {}
+        for r in chosen:
+            answer[r[group]] = answer.get(r[group], 0) + 1
+    return Question(item["kind"], fill(item["question"]), answer)
+
+
 def exact(expected: Any, got: Any) -> bool:
     """Whether a computed result equals the known answer: numbers to the cent, lists as sets, groups as dicts."""
     if isinstance(expected, set):
@@ -118,10 +180,11 @@ def exact(expected: Any, got: Any) -> bool:
         return isinstance(got, dict) and got == expected
     if isinstance(expected, (int, float)) and isinstance(got, (int, float)):
         return abs(float(expected) - float(got)) < 0.005
-    return False
+    return isinstance(expected, str) and expected == got
 
 
-def run(seeds: list[int], log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+def run(seeds: list[int], log: Callable[[str], None] = lambda s: None, spec_file: Path | None = None
+        ) -> dict[str, Any]:
     """Ask every seed's questions; the share of exact results per kind and in all."""
     from rag.config import HearthConfig
     from rag.service import Hearth
@@ -133,7 +196,7 @@ def run(seeds: list[int], log: Callable[[str], None] = lambda s: None) -> dict[s
         with tempfile.TemporaryDirectory() as tmp:
             docs = Path(tmp) / "docs"
             docs.mkdir()
-            questions = make_documents(docs, seed)
+            questions = make_documents(docs, seed, spec_file)
             hearth = Hearth(HearthConfig(data_dir=Path(tmp) / "data", n_threads=2, embed_threads=2))
             hearth.ingest([docs])
             for q in questions:
@@ -161,9 +224,12 @@ def run(seeds: list[int], log: Callable[[str], None] = lambda s: None) -> dict[s
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=5, help="number of generated workbooks (seeds 1..N)")
+    parser.add_argument("--questions", type=Path, default=None,
+                        help="a spec file of other questions (bench/data/table_questions_heldout.json)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    report = run(list(range(1, args.seeds + 1)), log=lambda s: print(s, flush=True) if not args.json else None)
+    report = run(list(range(1, args.seeds + 1)), log=lambda s: print(s, flush=True) if not args.json else None,
+                 spec_file=args.questions)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=1))
         return

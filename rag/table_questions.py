@@ -14,6 +14,7 @@ that names nothing of any table, or asks nothing a table computes, gets None and
 
 from __future__ import annotations
 
+import calendar
 import math
 import re
 from pathlib import Path
@@ -36,6 +37,9 @@ _STOP = frozenset(
 )
 _NAME_WORDS = frozenset("name names title client customer supplier vendor employee person product item "
                         "имя фио название наименование клиент сотрудник товар".split())
+_MONEY_WORDS = frozenset("amount total sum value price cost gross сумма итого стоимость цена".split())
+_WHEN = re.compile(r"\b(?:latest|earliest|newest|oldest|most recent|first|last|date|when)\b|последн|ранн|поздн|"
+                   r"перв|дат[аыу]\b|когда", re.I)
 _ID_WORDS = frozenset("id no nr number num code ref № # код номер".split())
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -44,17 +48,24 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 _OPERATIONS: list[tuple[str, re.Pattern[str]]] = [
     ("average", re.compile(r"\b(?:average|mean|avg)\b|средн", re.I)),
-    ("count", re.compile(r"\bhow many\b|\bnumber of\b|^\s*count\b|\bсколько\b|\bколичеств|\bчисло\b", re.I)),
+    ("count", re.compile(r"\bhow many\b|\bnumber of\b|^\s*count\b|\bheadcount\b|\bсколько\b|\bколичеств|"
+                         r"\bчисло\b", re.I)),
+    ("max", re.compile(r"\b(?:largest|highest|biggest|greatest|maximum|max|most|latest|newest|"
+                       r"most recent|longest)\b|наибольш|максимал|"
+                       r"сам(?:ый|ая|ое|ую|ой|ом|ые|ых) (?:больш|высок|дорог|поздн|нов)|больше всего|последн", re.I)),
+    ("min", re.compile(r"\b(?:smallest|lowest|least|minimum|min|cheapest|earliest|oldest|fewest|shortest)\b|"
+                       r"наименьш|минимал|сам(?:ый|ая|ое|ую|ой|ом|ые|ых) (?:мал|низк|дешев|ранн|стар)|меньше всего|"
+                       r"перв(?:ый|ая|ое) по", re.I)),
     ("sum", re.compile(r"\btotal\b|\bsum\b|\bhow much\b|\baltogether\b|\bcombined\b|\bсумм|\bитог|\bвсего\b|"
                        r"\bобщ(?:ая|ий|ее|ую) (?:сумм|стоимост)", re.I)),
-    ("max", re.compile(r"\b(?:largest|highest|biggest|greatest|maximum|max|most|latest|newest|"
-                       r"most recent|top|longest)\b|наибольш|максимал|самы[йем] (?:больш|высок|дорог|поздн)|"
-                       r"больше всего|последн", re.I)),
-    ("min", re.compile(r"\b(?:smallest|lowest|least|minimum|min|cheapest|earliest|oldest|fewest|shortest)\b|"
-                       r"наименьш|минимал|самы[йем] (?:мал|низк|дешев|ранн)|меньше всего|перв(?:ый|ая|ое) по", re.I)),
-    ("list", re.compile(r"^\s*(?:which|who|list|show|name|what are|whose)\b|\b(?:list|show me|name all|name the)\b|"
+    ("list", re.compile(r"^\s*(?:which|who|list|show|name|what are|whose)\b|"
+                        r"\b(?:list|show me|name all|name the|give me the|names of)\b|"
                         r"^\s*(?:какие|какой|какая|какое|кто|чьи)\b|перечисл|\bсписок\b|\bпокажи\b|\bназови\b", re.I)),
 ]
+_OPERATION_WORD = re.compile(r"average|mean|total|sum|count|headcount|highest|lowest|largest|smallest|biggest|"
+                             r"maximum|minimum|earliest|latest|oldest|newest|recent|cheapest|fewest|list|show|"
+                             r"средн\w*|общ\w*|сумм\w*|наибольш\w*|наименьш\w*|максимальн\w*|"
+                             r"минимальн\w*|перечисл\w*|покажи|назови|самы\w*|сама\w*|маленьк\w*|больш\w*")
 _GROUP = re.compile(r"\b(?:per|by|for each|for every|in each|each)\s+([^\W\d_]+)|"
                     r"\b(?:по|в каждом|в каждой|для каждого|для каждой|в разрезе)\s+([^\W\d_]+)", re.I)
 _COMPARE = re.compile(
@@ -67,9 +78,14 @@ _AT_MOST = {"at most", "up to", "не более", "<="}
 _BELOW = {"less than", "fewer than", "lower than", "smaller than", "under", "below", "меньше", "менее", "ниже", "<"}
 _YEAR = re.compile(r"(?<![\d.,])((?:19|20)\d{2})(?![\d.,]\d)")
 _MONTH_YEAR = re.compile(r"\b([^\W\d_]{3,})\.?\s+((?:19|20)\d{2})\b")
-_BEFORE_AFTER = re.compile(r"\b(before|after|since|until|prior to|до|после|с|начиная с)\s+(?:the\s+)?"
-                           r"(\d{4}-\d{2}-\d{2}|(?:19|20)\d{2})\b", re.I)
-_NOT = frozenset({"not", "no", "non", "except", "excluding", "не", "кроме"})
+_BEFORE_AFTER = re.compile(r"\b(before|after|since|until|prior to|from|до|после|с|начиная с)\s+(?:the\s+)?"
+                           r"(?:(end|start|beginning)\s+of\s+)?(\d{4}-\d{2}-\d{2}|[^\W\d_]{3,}\.?\s+(?:19|20)\d{2}|"
+                           r"(?:19|20)\d{2})\b", re.I)
+_BOUND_OPS = {"before": "<", "prior to": "<", "до": "<", "after": ">", "после": ">", "since": ">=", "from": ">=",
+              "с": ">=", "начиная с": ">=", "until": "<="}
+# Words that turn a named value into its opposite ("not paid", "aren't paid", "outside Portugal").
+_NOT = frozenset({"not", "no", "non", "except", "excluding", "outside", "aren", "isn", "wasn", "weren", "haven",
+                  "hasn", "don", "doesn", "didn", "never", "не", "кроме", "вне"})
 
 
 def answer_from_tables(question: str, tables: Sequence[Table]) -> TableResult | None:
@@ -87,8 +103,15 @@ def answer_from_tables(question: str, tables: Sequence[Table]) -> TableResult | 
 
 
 def _operation(question: str) -> str | None:
+    """The first operation whose words the question uses, in the order of _OPERATIONS; of "largest" and
+    "smallest" words, the one that comes first ("the earliest start… our longest-serving person")."""
     for name, pattern in _OPERATIONS:
-        if pattern.search(question):
+        found = pattern.search(question)
+        if found:
+            if name in ("max", "min"):
+                other = dict(_OPERATIONS)["min" if name == "max" else "max"].search(question)
+                if other is not None and other.start() < found.start():
+                    return "min" if name == "max" else "max"
             return name
     return None
 
@@ -98,21 +121,36 @@ def _words(text: str) -> list[str]:
 
 
 def same_word(a: str, b: str) -> bool:
-    """Whether two lower-case words are forms of one word: equal, a plural, or (five letters and more) the
-    same stem with a different ending ("office"/"offices", "Лиссабон"/"Лиссабоне", "статус"/"статусом")."""
+    """Whether two lower-case words are forms of one word: in Latin script the same after an English
+    ending ("offices"/"office", "invoiced"/"invoices", "salaries"/"salary"; not "Porto"/"ports"); in
+    Cyrillic the same stem with another case ending ("Лиссабон"/"Лиссабоне", "статус"/"статусом")."""
     if a == b:
         return True
+    if not (_CYRILLIC.search(a) and _CYRILLIC.search(b)):
+        return bool(_stems(a) & _stems(b))
     short, long = (a, b) if len(a) <= len(b) else (b, a)
-    if len(short) <= 4:
-        return long in (short + "s", short + "es")
-    if len(long) - len(short) > 3:
+    if len(short) <= 3 or len(long) - len(short) > 3:
         return False
     common = 0
     for x, y in zip(short, long, strict=False):
         if x != y:
             break
         common += 1
-    return common >= max(4, len(short) - 2)
+    # At most two letters of the shorter word and three of the longer after the common stem.
+    return common >= 4 and len(short) - common <= 2 and len(long) - common <= 3
+
+
+_CYRILLIC = re.compile(r"[а-яё]")
+_ENDINGS = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("d", ""), ("ing", ""), ("e", ""))
+
+
+def _stems(word: str) -> set[str]:
+    """A Latin-script word and what it is without one English ending (stems of three letters or more)."""
+    found = {word}
+    for ending, instead in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) + len(instead) >= 3:
+            found.add(word[: len(word) - len(ending)] + instead)
+    return found
 
 
 def _content(words: Sequence[str]) -> list[str]:
@@ -140,11 +178,13 @@ def _plan(question: str, words: list[str], operation: str, table: Table) -> tupl
     column: int | None = None
     op = operation
     if op == "count":  # "how many hours …": the sum of a number column named right after
-        after = _named_right_after(words, match, numeric, ("how many", "number of", "сколько", "количество"))
+        after = _named_right_after(words, table, numeric, ("how many", "number of", "сколько", "количество"))
         if after is not None:
             op, column = "sum", after
     if op in ("sum", "average", "max", "min") and column is None:
         choices = numeric + (dates if op in ("max", "min") else [])
+        if op in ("max", "min") and len(dates) == 1 and _WHEN.search(question):
+            choices = dates  # "the latest invoice", "the earliest start": the date, not an amount
         column = _value_column(table, choices, match, notes, op)
     cf, cc, rest = _compare_filters(question, table, match, numeric, column)
     df, dc = _date_filters(rest, table, match, dates, notes)
@@ -162,6 +202,11 @@ def _plan(question: str, words: list[str], operation: str, table: Table) -> tupl
         return None
     if op == "count" and not (filters or match.name_words or group is not None):
         return None
+    explained, unexplained = _explained(words, table, match)
+    if op != "list":
+        explained += 1  # "how many", "total", "average": asking to compute is itself a sign; "which" is not
+    if unexplained > max(0, explained - 2):
+        return None  # the question speaks of things the table does not hold ("the maximum hotel rate in Berlin")
     rows = [r for r in table.rows if all(c(r) for c in conditions)]
     if table.total_rows:
         notes.append("The table's total line was left out." if language(question) == "en"
@@ -173,6 +218,8 @@ def _plan(question: str, words: list[str], operation: str, table: Table) -> tupl
     value, used, labels = result
     if op == "count" and group is None and value > 1:
         evidence += 1  # a count of one row in a list of unique names is rarely what "how many" asks
+    if group is not None and isinstance(value, dict) and all(v == 1 for v in value.values()) and op == "count":
+        evidence -= 2  # nor a count per value of a column whose values are all different
     names = table.columns
     return evidence, TableResult(
         table, op, names[column] if column is not None else None, tuple(filters), tuple(used), value,
@@ -182,9 +229,40 @@ def _plan(question: str, words: list[str], operation: str, table: Table) -> tupl
 
 
 _ROW_NOUNS = frozenset(
-    "rows records entries items lines people persons employees staff workers colleagues members "
-    "строк строки записей записи позиций сотрудников сотрудника сотрудники работников человек людей".split()
+    "rows records entries items lines people persons employees staff workers colleagues members everyone "
+    "everybody anyone names "
+    "строк строки записей записи позиций сотрудников сотрудника сотрудники работников человек людей все".split()
 )
+# Words that say nothing of what is asked: being in a row ("works in Lisbon"), time units, fillers.
+_FILLERS = frozenset(
+    "work works working worked based located employed hired joined started start starts sit sits belong belongs "
+    "get gets got give need want know see tell find ever still just yet already currently now today sent send "
+    "issued month months monthly year years yearly annual annually day days across overall together entire "
+    "whole amounts figure figures numbers value values one ones each every some only also "
+    "работает работают работал работала числится числятся находится офисе отделе клиента месяц год "
+    "before after since until prior from not outside except excluding including aren isn wasn weren haven hasn "
+    "don doesn didn never break down breakdown split group grouped сейчас всё ещё уже после кроме вне".split()
+)
+
+
+def _explained(words: list[str], table: Table, match: _Match) -> tuple[int, int]:
+    """How many of the question's meaningful words the table explains (a header, a value, its name, its
+    rows), and how many it does not."""
+    named: set[int] = set()
+    for positions in match.positions.values():
+        named.update(positions)
+    for _, _, first, last in match.values:
+        named.update(range(first, last + 1))
+    names = _content(_words(Path(table.source).stem) + _words(table.sheet or "") + _words(table.title or ""))
+    explained = unexplained = 0
+    for i, w in enumerate(words):
+        if w in _STOP or w in _FILLERS or len(w) <= 2 or w.isdigit() or month_number(w) is not None:
+            continue
+        if i in named or w in _ROW_NOUNS or any(same_word(w, n) for n in names) or _OPERATION_WORD.fullmatch(w):
+            explained += 1
+        else:
+            unexplained += 1
+    return explained, unexplained
 _COUNT_TRIGGERS = (("how", "many"), ("number", "of"), ("сколько",), ("количество",), ("count",), ("число",))
 
 
@@ -210,13 +288,34 @@ def _counts_rows(words: list[str], table: Table, match: _Match) -> bool:
     return True
 
 
+# Everyday words for what a column's header names (a header word -> words a question may use instead).
+_SYNONYMS = {
+    "salary": {"pay", "payroll", "wage", "wages", "earn", "earns", "earning", "earnings", "зарплата", "оклад"},
+    "amount": {"value", "sum", "invoiced", "owes", "owed", "сумма", "стоимость"},
+    "employee": {"staff", "people", "person", "worker", "colleague", "сотрудник", "работник"},
+    "status": {"state", "статус"},
+    "date": {"when", "дата"},
+    "office": {"site", "location", "city", "офис", "город"},
+    "department": {"team", "unit", "отдел"},
+    "client": {"customer", "клиент"},
+    "country": {"страна"},
+}
+
+
+def _header_words(column: str) -> list[str]:
+    """A header's words, with the everyday words for them."""
+    words = _content(_words(column))
+    return words + [s for w in words for k, syn in _SYNONYMS.items() if same_word(w, k) for s in syn]
+
+
 def _names(words: list[str], table: Table) -> _Match:
     match = _Match()
     for j, column in enumerate(table.columns):
-        header = _content(_words(column))
+        header = _header_words(column)
         hits = [i for i, w in enumerate(words) if any(same_word(w, h) for h in header)]
         if header and hits:
-            share = len({h for h in header if any(same_word(w, h) for w in words)}) / len(header)
+            own = _content(_words(column)) or header
+            share = max(len({h for h in own if any(same_word(w, h) for w in words)}), 1) / len(own)
             match.named[j] = share
             match.positions[j] = hits
     content = _content(words)
@@ -234,10 +333,13 @@ def _value_filters(words: list[str], table: Table, match: _Match, notes: list[st
     for j, kind in enumerate(table.types):
         if kind != TEXT:
             continue
-        for value, key in _distinct(table, j):
-            span = _find(words, key)
-            if span is not None and any(k in content or any(same_word(k, c) for c in content) for k in key):
-                found.append((j, value, *span))
+        index = _distinct(table, j)
+        for i, word in enumerate(words):
+            for value, key in index.get(word[:3], ()):
+                n = len(key)
+                if all(i + k < len(words) and same_word(words[i + k], key[k]) for k in range(n)) and any(
+                        k in content or any(same_word(k, c) for c in content) for k in key):
+                    found.append((j, value, i, i + n - 1))
     # A longer value wins over one inside it; the same words in two columns: the named column, else noted.
     found.sort(key=lambda f: (-(f[3] - f[2]), f[2]))
     kept: list[tuple[int, str, int, int]] = []
@@ -276,11 +378,13 @@ def _both_note(table: Table, used: tuple[int, str, int, int], other: tuple[int, 
             f"{table.columns[used[0]]} was used.")
 
 
-_DISTINCT: dict[tuple[str, int, int, int], list[tuple[str, tuple[str, ...]]]] = {}
+_DISTINCT: dict[tuple[str, int, int, int], dict[str, list[tuple[str, tuple[str, ...]]]]] = {}
+_DISTINCT_TABLES = 4096  # columns whose values are kept indexed between questions
 
 
-def _distinct(table: Table, j: int) -> list[tuple[str, tuple[str, ...]]]:
-    """A text column's distinct values with their words (cached per table)."""
+def _distinct(table: Table, j: int) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+    """A text column's distinct values with their words, by the first three letters of their first word
+    (words that `same_word` matches share them), so a question looks up only the values it could name."""
     key = (table.source, table.ordinal, table.start, j)
     cached = _DISTINCT.get(key)
     if cached is None:
@@ -291,19 +395,13 @@ def _distinct(table: Table, j: int) -> list[tuple[str, tuple[str, ...]]]:
                 words = tuple(_words(cell))
                 if words and len(words) <= 6 and any(w not in _STOP and len(w) >= 2 for w in words):
                     seen[cell] = words
-        cached = list(seen.items())
-        if len(_DISTINCT) > 256:
-            _DISTINCT.clear()
+        cached = {}
+        for value, words in seen.items():
+            cached.setdefault(words[0][:3], []).append((value, words))
+        if len(_DISTINCT) >= _DISTINCT_TABLES:
+            _DISTINCT.pop(next(iter(_DISTINCT)))
         _DISTINCT[key] = cached
     return cached
-
-
-def _find(words: list[str], key: tuple[str, ...]) -> tuple[int, int] | None:
-    n = len(key)
-    for i in range(len(words) - n + 1):
-        if all(same_word(words[i + k], key[k]) for k in range(n)):
-            return i, i + n - 1
-    return None
 
 
 def _key(text: str) -> str:
@@ -315,17 +413,20 @@ def _id_like(table: Table, j: int) -> bool:
     return bool(set(_words(table.columns[j])) & _ID_WORDS) or table.columns[j].strip() in {"#", "№"}
 
 
-def _named_right_after(words: list[str], match: _Match, columns: list[int],
-                       triggers: Sequence[str]) -> int | None:
-    """The column among `columns` whose header comes within two words after a trigger ("how many hours")."""
+def _named_right_after(words: list[str], table: Table, columns: list[int], triggers: Sequence[str]) -> int | None:
+    """The column among `columns` whose own header word is what a trigger counts ("how many hours",
+    "number of desks"): the first word after it that is not a stop word."""
     lowered = " ".join(words)
     for trigger in triggers:
         at = lowered.find(trigger)
         if at < 0:
             continue
         start = len(lowered[:at].split()) + len(trigger.split())
+        following = [w for w in words[start:start + 3] if w not in _STOP]
+        if not following:
+            continue
         for j in columns:
-            if any(start <= p <= start + 1 for p in match.positions.get(j, [])):
+            if any(same_word(following[0], h) for h in _content(_words(table.columns[j]))):
                 return j
     return None
 
@@ -343,6 +444,10 @@ def _value_column(table: Table, choices: list[int], match: _Match, notes: list[s
         return top[0]
     if len(choices) == 1:
         return choices[0]
+    money = [j for j in choices if set(_words(table.columns[j])) & _MONEY_WORDS]
+    if len(money) == 1:  # "the total of the invoices": the one column that holds amounts
+        notes.append(f"No column was named; {table.columns[money[0]]} was used.")
+        return money[0]
     return None
 
 
@@ -397,12 +502,19 @@ def _date_filters(question: str, table: Table, match: _Match, dates: list[int], 
     conditions: list = []
     text = question
     for m in _BEFORE_AFTER.finditer(text):
-        word, value = m.group(1).lower(), m.group(2)
-        before = word in ("before", "until", "prior to", "до")
-        bound = value if "-" in value else (f"{value}-01-01" if before else f"{value}-12-31")
-        filters.append(Filter(table.columns[j], "before" if before else "after", value))
-        conditions.append(lambda r, b=bound, lt=before: isinstance(r.values[j], str)
-                          and (r.values[j] < b if lt else r.values[j] > b))
+        span = _period(m.group(3))
+        if span is None:
+            continue
+        word, edge = m.group(1).lower(), (m.group(2) or "").lower()
+        op = _BOUND_OPS[word]
+        first, last = span
+        if edge == "end":  # "after the end of March": after its last day; "before the end of": up to it
+            first = last
+        elif edge in ("start", "beginning"):
+            last = first
+        bound = first if op in ("<", ">=") else last
+        filters.append(Filter(table.columns[j], op, bound))
+        conditions.append(lambda r, b=bound, o=op: isinstance(r.values[j], str) and _compare_text(r.values[j], o, b))
         text = text.replace(m.group(0), " ")
     for m in _MONTH_YEAR.finditer(text):
         month = month_number(m.group(1))
@@ -418,6 +530,24 @@ def _date_filters(question: str, table: Table, match: _Match, dates: list[int], 
     if filters and len(dates) > 1 and not named:
         notes.append(f"The table has several date columns; {table.columns[j]} was used.")
     return filters, conditions
+
+
+def _period(text: str) -> tuple[str, str] | None:
+    """The first and last day (ISO) of a date, a month ("March 2025") or a year, or None."""
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return text, text
+    if re.fullmatch(r"\d{4}", text):
+        return f"{text}-01-01", f"{text}-12-31"
+    name, year = text.rstrip().rsplit(None, 1)
+    month = month_number(name)
+    if month is None:
+        return None
+    days = calendar.monthrange(int(year), month)[1]
+    return f"{year}-{month:02d}-01", f"{year}-{month:02d}-{days:02d}"
+
+
+def _compare_text(a: str, op: str, b: str) -> bool:
+    return {">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b}[op]
 
 
 def _group_column(question: str, table: Table, column: int | None) -> int | None:
@@ -439,9 +569,11 @@ def _label_column(table: Table, match: _Match, filters: list[Filter]) -> int | N
         return min(asked, key=lambda j: min(match.positions[j]))
     pool = texts or list(range(len(table.columns)))
 
-    def rank(j: int) -> tuple[int, int, int, int]:
+    def rank(j: int) -> tuple[bool, bool, bool, int, int]:
         words = set(_words(table.columns[j]))
-        return (bool(words & _NAME_WORDS), not _id_like(table, j), len({r.cells[j] for r in table.rows}), -j)
+        distinct = len({r.cells[j] for r in table.rows})
+        # A column that tells rows apart first (names, invoice numbers), then one named like a name.
+        return (distinct >= 0.9 * len(table.rows), bool(words & _NAME_WORDS), not _id_like(table, j), distinct, -j)
 
     return max(pool, key=rank)
 

@@ -20,10 +20,10 @@ ROWS_SHOWN = 500  # rows of the computation a result carries for showing (all ar
 
 @dataclass(frozen=True)
 class Filter:
-    """One condition on a column: op is "=", "!=", ">", ">=", "<", "<=", "year", "month", "before", "after"."""
+    """One condition on a column ("Office = Lisbon", "Amount > 5000", "Issued >= 2022-01-01", "Issued in 2024")."""
 
     column: str
-    op: str
+    op: str  # "=", "!=", ">", ">=", "<", "<=" (numbers and dates), "year", "month"
     value: str
 
     def to_json(self) -> dict[str, str]:
@@ -32,7 +32,7 @@ class Filter:
 
     def shown(self) -> str:
         """The filter as a person reads it: "Office = Lisbon", "Amount > 5000", "Date in 2024"."""
-        op = {"year": "in", "month": "in", "before": "before", "after": "after"}.get(self.op, self.op)
+        op = {"year": "in", "month": "in"}.get(self.op, self.op)
         return f"{self.column} {op} {self.value}"
 
 

@@ -112,8 +112,8 @@ class TableStore:
     def prune(self, workspace: str, current: Mapping[str, str]) -> int:
         """Remove tables whose document is not in `current` (source -> content hash) under that hash: left by
         a document that is gone, or by a run killed before the manifest marked the new version done."""
-        stale = [tid for tid, source, version in self._read(
-            "SELECT id, source, version FROM tables WHERE workspace = ?", (workspace,)) if current.get(source) != version]
+        rows = self._read("SELECT id, source, version FROM tables WHERE workspace = ?", (workspace,))
+        stale = [tid for tid, source, version in rows if current.get(source) != version]
         if stale:
             with self._lock:
                 self._db.executemany("DELETE FROM tables WHERE id = ?", [(tid,) for tid in stale])
