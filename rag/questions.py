@@ -6,6 +6,7 @@ embedders, the chat model, the conversations) through the attributes declared be
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import time
@@ -43,6 +44,7 @@ _SUMMARY = re.compile(r"^\s*(?:please\s+)?(?:summari[sz]e|sum up|(?:give|write) 
 # "What does X say about …", "according to X, …", "in X, …" — the question, asked of X alone.
 _ABOUT_DOCUMENT = re.compile(r"\b(?:what does|what do|does|do)\s+(?P<doc>.+?)\s+(?:say|state|tell|rule|mention)\b|"
                              r"\baccording to\s+(?P<doc2>[^,?]+)|^\s*in\s+(?P<doc3>[^,?]+),", re.IGNORECASE)
+log = logging.getLogger(__name__)
 AMBIGUOUS_WITHIN = 0.8  # passages of other documents this close to the best one make a question ambiguous
 SCOPED_CANDIDATES = 400  # candidates per ranking when a question is limited to chosen documents
 
@@ -180,7 +182,13 @@ class Questions:
                                       workspace=workspace)
             subject = None if scope else self.subject_document(question, query, workspace=workspace)
             scope = [subject] if subject is not None else scope
-        computed = self.table_answer(question, workspace=workspace, scope=scope, query=query)
+        try:
+            computed = self.table_answer(question, workspace=workspace, scope=scope, query=query)
+        except UsageError:
+            raise
+        except Exception:  # a table that cannot be read or matched must not cost the answer: search instead
+            log.exception("Answering from a table failed; the question is searched instead")
+            computed = None
         if computed is not None:
             return self._table_reply(question, query, computed, conv, on_token=on_token, t0=t0)
         hits = [h for h in self.search(query, k=k, workspace=workspace, scope=scope)

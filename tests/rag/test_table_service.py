@@ -152,3 +152,16 @@ def test_ask_json_contract_on_the_real_parts(tmp_path: Path) -> None:
         table = json.loads(r.stdout)["table"]
         assert exact(q.answer, table["result"]), (q.text, table["result"], q.answer)
         assert table["source"].endswith(("staff-list.xlsx", "invoices.csv")) and table["rows_used"] >= 1
+
+
+def test_a_failing_table_match_costs_nothing_but_itself(tmp_path: Path, docs: Path, monkeypatch) -> None:
+    model = ScriptedModel("Unpaid ones are listed [1].")
+    hearth = make_hearth(tmp_path, model)
+    hearth.ingest([docs])
+
+    def broken(*args, **kwargs):
+        raise ValueError("a matcher bug")
+
+    monkeypatch.setattr("rag.questions.answer_from_tables", broken)
+    answer = hearth.ask("How many invoices are unpaid?")
+    assert answer.table is None and len(model.prompts) == 1  # searched and answered the usual way
