@@ -111,6 +111,10 @@ def make_documents(folder: Path, seed: int, spec_file: Path | None = None) -> li
                  {v["number"] for v in invoices if v["client"] == client and v["status"] == status}),
         Question("dates", "How many employees started in 2020?", sum(s["start"].year == 2020 for s in staff)),
         Question("compare", "How many invoices are over 10,000?", sum(v["amount"] > 10_000 for v in invoices)),
+        Question("extreme", "Which office has the most employees?", _winners(
+            {o: sum(s["office"] == o for s in staff) for o in OFFICES}, max)),
+        Question("extreme", "Which client has the highest total?", _winners(
+            {c: round(sum(v["amount"] for v in invoices if v["client"] == c), 2) for c in CLIENTS}, max)),
         Question("group", "How many invoices are there by status?",
                  {st: sum(v["status"] == st for v in invoices) for st in STATUSES
                   if any(v["status"] == st for v in invoices)}),
@@ -118,6 +122,12 @@ def make_documents(folder: Path, seed: int, spec_file: Path | None = None) -> li
 
 
 _LABELS = {"staff": "name", "invoices": "number", "offices": "office"}
+
+
+def _winners(values: dict[str, float], pick: Callable[..., float]) -> set[str]:
+    """The keys that have the extreme value (several when tied)."""
+    best = pick(values.values())
+    return {k for k, v in values.items() if v == best}
 
 
 def _from_spec(item: dict[str, Any], data: dict[str, list[dict[str, Any]]], places: dict[str, str]) -> Question:
@@ -175,6 +185,8 @@ def _from_spec(item: dict[str, Any], data: dict[str, list[dict[str, Any]]], plac
 def exact(expected: Any, got: Any) -> bool:
     """Whether a computed result equals the known answer: numbers to the cent, lists as sets, groups as dicts."""
     if isinstance(expected, set):
+        if isinstance(got, str):  # one name: the one winner of an extreme
+            return expected == {got}
         return isinstance(got, list) and set(got) == expected and len(got) == len(expected)
     if isinstance(expected, dict):
         return isinstance(got, dict) and got == expected

@@ -31,7 +31,8 @@ _STOP = frozenset(
     "whom do does did have has had there their our we you they it its this that these those all any each every "
     "per than more less over under above below between total sum average mean number count list show name "
     "give tell me please most least largest smallest highest lowest biggest maximum minimum max min "
-    "в во на по и или с со у из за для от до к о об что как какие какой какая какое каких кто сколько "
+    "в во на по и или с со у из за для от до к о об что как какие какой какая какое каких каком каким какую "
+    "кто сколько "
     "всего итого средний средняя среднее наибольший наименьший больше меньше более менее свыше ниже выше "
     "список перечисли покажи назови это эти все всех каждый каждого каждом есть был была были".split()
 )
@@ -194,7 +195,12 @@ def _plan(question: str, words: list[str], operation: str, table: Table) -> tupl
     evidence = 3 * len(match.values) + 2 * len(match.named) + match.name_words + 2 * len(cf + df)
     if evidence < 2:
         return None
-    if op in ("sum", "average", "max", "min") and column is None:
+    extreme = _extreme_group(question, table, match, filters, column) if op in ("max", "min") else None
+    if extreme is not None and extreme[1] == "count":
+        column = None  # "the most employees" counts rows per value: no column is compared
+    elif op in ("max", "min") and _counts_nothing_measured(question, table):
+        return None  # "the most employees" with nothing to group by: no column holds employees
+    if op in ("sum", "average", "max", "min") and column is None and extreme is None:
         return None
     if op == "list" and not filters:
         return None
@@ -212,6 +218,18 @@ def _plan(question: str, words: list[str], operation: str, table: Table) -> tupl
         notes.append("The table's total line was left out." if language(question) == "en"
                      else "Итоговая строка таблицы не учитывалась.")
     label = _label_column(table, match, filters) if op in ("list", "max", "min") else None
+    if extreme is not None:  # "which office has the most employees": per office, then the largest
+        by, per = extreme
+        counts = _compute(per, table, column, rows, by, None)
+        if counts is None:
+            return None
+        groups = dict(sorted(counts[0].items(), key=lambda kv: kv[1], reverse=op == "max"))
+        best = next(iter(groups.values()))
+        winners = tuple(k for k, v in groups.items() if v == best)
+        return evidence, TableResult(
+            table, op, table.columns[column] if per == "sum" and column is not None else None, tuple(filters),
+            tuple(rows), winners[0] if len(winners) == 1 else list(winners), table.columns[by], table.columns[by],
+            winners, tuple(notes), language(question), groups, per)
     result = _compute(op, table, column, rows, group, label)
     if result is None:
         return None
@@ -239,7 +257,7 @@ _FILLERS = frozenset(
     "get gets got give need want know see tell find ever still just yet already currently now today sent send "
     "issued month months monthly year years yearly annual annually day days across overall together entire "
     "whole amounts figure figures numbers value values one ones each every some only also "
-    "работает работают работал работала числится числятся находится офисе отделе клиента месяц год "
+    "работает работают работал работала числится числятся находится месяц год "
     "before after since until prior from not outside except excluding including aren isn wasn weren haven hasn "
     "don doesn didn never break down breakdown split group grouped сейчас всё ещё уже после кроме вне".split()
 )
@@ -576,6 +594,46 @@ def _label_column(table: Table, match: _Match, filters: list[Filter]) -> int | N
         return (distinct >= 0.9 * len(table.rows), bool(words & _NAME_WORDS), not _id_like(table, j), distinct, -j)
 
     return max(pool, key=rank)
+
+
+_MOST = re.compile(r"\b(?:most|fewest|least)\s+(?:number\s+of\s+)?([^\W\d_]+)|больше всего|меньше всего", re.I)
+_IN_TOTAL = re.compile(r"\btotal\b|\bin total\b|\bcombined\b|\boverall\b|\bсумм|\bв сумме\b|\bвсего\b", re.I)
+
+
+def _repeats(table: Table, j: int) -> bool:
+    """Whether a column's values repeat enough to compare rows by them (offices, clients; not names)."""
+    distinct, rows = len({r.cells[j] for r in table.rows}), len(table.rows)
+    return distinct < rows and distinct <= max(0.5 * rows, rows - 2)
+
+
+def _counts_nothing_measured(question: str, table: Table) -> bool:
+    """Whether "the most X" names an X that no number column of the table measures ("the most employees")."""
+    most = _MOST.search(question)
+    if most is None:
+        return False
+    counted = (most.group(1) or "").lower()
+    if counted and not (counted in _ROW_NOUNS or counted.endswith("s")):
+        return False  # "the most recent", "the most expensive": an extreme of a column, not a count
+    return not (counted and any(same_word(counted, h) for j in range(len(table.columns))
+                                if table.types[j] in (NUMBER, DATE) for h in _header_words(table.columns[j])))
+
+
+def _extreme_group(question: str, table: Table, match: _Match, filters: list[Filter], column: int | None
+                   ) -> tuple[int, str] | None:
+    """For "which office has the most employees" (or "the highest total"): the column whose values are
+    compared (named by the question, holding repeated values), and what is compared per value ("count",
+    or "sum" of the value column)."""
+    filtered = {f.column for f in filters}
+    named = [j for j in match.named if table.types[j] == TEXT and table.columns[j] not in filtered
+             and _repeats(table, j)]
+    if not named:
+        return None
+    by = min(named, key=lambda j: min(match.positions[j]))
+    if _counts_nothing_measured(question, table):
+        return by, "count"
+    if column is not None and table.types[column] == NUMBER and _IN_TOTAL.search(question):
+        return by, "sum"
+    return None
 
 
 def _compute(op: str, table: Table, column: int | None, rows: list[Row], group: int | None,

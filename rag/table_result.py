@@ -51,6 +51,10 @@ class TableResult:
     labels: tuple[str, ...] = ()  # for max/min: the names of the rows that have it
     notes: tuple[str, ...] = ()
     language: str = "en"
+    # "Which office has the most employees": the count (or sum) per value of `group_by`, extreme first;
+    # `result` is then the value (or values, tied) that has the extreme.
+    groups: dict[str, Any] | None = None
+    per: str | None = None  # what `groups` holds: "count" or "sum"
 
     def to_json(self) -> dict[str, Any]:
         """The contract's `table` object, with the rows used for showing."""
@@ -64,6 +68,7 @@ class TableResult:
             "row_numbers": [r.number for r in self.rows[:ROWS_SHOWN]],
             "row_spans": [[r.start, r.end] for r in self.rows[:ROWS_SHOWN]],
             "rows_total": len(t.rows), "start": t.start, "end": t.end, "page": t.page,
+            **({"groups": self.groups, "per": self.per} if self.groups is not None else {}),
         }
 
     @classmethod
@@ -77,7 +82,7 @@ class TableResult:
                       int(d.get("start", 0)), int(d.get("end", 0)))
         return cls(table, d["operation"], d.get("column"), tuple(Filter(**f) for f in d.get("filters", [])), rows,
                    d.get("result"), d.get("group_by"), d.get("label"), tuple(d.get("labels", [])),
-                   tuple(d.get("notes", [])))
+                   tuple(d.get("notes", [])), groups=d.get("groups"), per=d.get("per"))
 
 
 def language(text: str) -> str:
@@ -102,7 +107,18 @@ def statement(result: TableResult) -> str:
     value = result.result
     column = result.column or ""
     lines: list[str] = []  # the statement, then its list items
-    if result.group_by is not None:
+    if result.groups is not None:
+        high = result.operation == "max"
+        winners = ", ".join(result.labels)
+        if ru:
+            what = ("больше всего" if high else "меньше всего") + (" строк" if result.per == "count"
+                                                                    else f" по сумме {column}")
+        else:
+            what = ("the most" if high else "the fewest") + (" rows" if result.per == "count" else f" {column} in total")
+        lines.append(f"**{winners}** — {what}: {_shown(next(iter(result.groups.values())))}; "
+                     f"{'по столбцу' if ru else 'by'} {result.group_by}, {of}:")
+        lines += [f"- {name}: {_shown(v)}" for name, v in result.groups.items()]
+    elif result.group_by is not None:
         what = {"count": ("Количество строк", "Count"), "sum": ("Сумма по столбцу " + column, "Total " + column),
                 "average": ("Среднее по столбцу " + column, "Average " + column)}[result.operation]
         lines.append(f"**{what[0] if ru else what[1]} {'по' if ru else 'by'} {result.group_by}** — {of}:")

@@ -278,3 +278,16 @@ def test_questions_written_by_someone_else_over_generated_workbooks(tmp_path: Pa
     results = [answer_from_tables(q.text, tables) for q in questions]
     right = [q.text for q, r in zip(questions, results, strict=True) if r is not None and exact(q.answer, r.result)]
     assert len(questions) == 40 and len(right) >= 36, sorted(set(q.text for q in questions) - set(right))
+
+
+def test_which_value_has_the_most_rows_or_the_highest_total(staff: Path, invoices: Path) -> None:
+    most = ask("Which office has the most employees?", staff)
+    assert most.result == "Lisbon" and most.groups == {"Lisbon": 3, "Berlin": 2, "New York": 1} and most.per == "count"
+    fewest = ask("Which department has the fewest people?", staff)
+    assert fewest.result == "Legal" and fewest.operation == "min"
+    top = ask("Which client has the highest total?", invoices)
+    assert top.result == "Acme" and top.per == "sum" and top.groups["Acme"] == pytest.approx(12100.49)
+    assert statement(top).startswith("**Acme** — the most Amount (EUR) in total: 12100.49; by Client")
+    # The largest single invoice is a row's, not a client's total.
+    single = ask("Which client has the largest invoice?", invoices)
+    assert single.groups is None and single.result == 12000 and single.labels == ("Globex",)
