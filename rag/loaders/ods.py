@@ -12,8 +12,7 @@ from typing import Any
 
 from rag.errors import LoadError
 from rag.loaders import DEFAULT_LIMITS, Limits, Section, TextBuilder, build_sections, too_many_pages
-from rag.loaders.archive import open_checked, read_member
-from rag.loaders.odt import _inline
+from rag.loaders.odt import inline_text, read_content
 from rag.loaders.xlsx import cell_text
 
 _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
@@ -25,20 +24,7 @@ _MAX_ROW_REPEAT = 1000
 
 def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
     """Read an .ods workbook as one Section per sheet (heading = sheet name), rows as table lines."""
-    from defusedxml import ElementTree
-    from defusedxml.common import DefusedXmlException
-
-    with open_checked(path, limits, kind="OpenDocument spreadsheet") as archive:
-        names = set(archive.namelist())
-        if "META-INF/manifest.xml" in names and b"encryption-data" in read_member(
-                path, archive, "META-INF/manifest.xml", kind="OpenDocument spreadsheet"):
-            raise LoadError(f"{path.name} is encrypted: it needs a password to open.", kind="encrypted",
-                            hint="Save an unprotected copy of the spreadsheet and add that instead.")
-        content = read_member(path, archive, "content.xml", kind="OpenDocument spreadsheet")
-    try:
-        root = ElementTree.fromstring(content)
-    except (ElementTree.ParseError, DefusedXmlException, ValueError) as exc:
-        raise LoadError(f"{path.name} is damaged: its content is not valid XML.", kind="corrupt") from exc
+    root = read_content(path, limits, kind="OpenDocument spreadsheet", what="spreadsheet")
     body = root.find(f"{_OFFICE}body/{_OFFICE}spreadsheet")
     if body is None:
         raise LoadError(f"{path.name} is not an OpenDocument spreadsheet (no sheets).", kind="corrupt")
@@ -81,7 +67,7 @@ def _value(cell: Any) -> str:
         value = cell.get(f"{_OFFICE}date-value", "")
         if value:
             return value[:10] if value[10:] in ("", "T00:00:00") else value.replace("T", " ")
-    return " ".join(" ".join(_inline(p) for p in cell.iter(f"{_TEXT}p")).split())
+    return " ".join(" ".join(inline_text(p) for p in cell.iter(f"{_TEXT}p")).split())
 
 
 def _repeat(element: Any, attribute: str, cap: int) -> int:

@@ -22,30 +22,36 @@ _MAX_REPEAT = 64  # a row or cell "repeated 1048576 times" is padding, not data
 
 def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
     """Read an .odt file as heading-delimited Sections."""
-    from defusedxml import ElementTree
-    from defusedxml.common import DefusedXmlException
-
-    with open_checked(path, limits, kind="OpenDocument") as archive:
-        names = set(archive.namelist())
-        if "META-INF/manifest.xml" in names:
-            manifest = read_member(path, archive, "META-INF/manifest.xml", kind="OpenDocument")
-            if b"encryption-data" in manifest:
-                raise LoadError(
-                    f"{path.name} is encrypted: it needs a password to open.",
-                    kind="encrypted",
-                    hint="Save an unprotected copy of the document and add that instead.",
-                )
-        content = read_member(path, archive, "content.xml", kind="OpenDocument")
-    try:
-        root = ElementTree.fromstring(content)
-    except (ElementTree.ParseError, DefusedXmlException, ValueError) as exc:
-        raise LoadError(f"{path.name} is damaged: its text is not valid XML.", kind="corrupt") from exc
+    root = read_content(path, limits, kind="OpenDocument", what="document")
     body = root.find(f"{_OFFICE}body/{_OFFICE}text")
     if body is None:
         raise LoadError(f"{path.name} is not an OpenDocument text file (no text body).", kind="corrupt")
     reader = _Reader()
     reader.blocks(body)
     return build_sections(reader.finish())
+
+
+def read_content(path: Path, limits: Limits, *, kind: str, what: str) -> Any:
+    """The parsed content.xml of an OpenDocument file (text or spreadsheet); LoadError when it is encrypted,
+    damaged or not one."""
+    from defusedxml import ElementTree
+    from defusedxml.common import DefusedXmlException
+
+    with open_checked(path, limits, kind=kind) as archive:
+        names = set(archive.namelist())
+        if "META-INF/manifest.xml" in names:
+            manifest = read_member(path, archive, "META-INF/manifest.xml", kind=kind)
+            if b"encryption-data" in manifest:
+                raise LoadError(
+                    f"{path.name} is encrypted: it needs a password to open.",
+                    kind="encrypted",
+                    hint=f"Save an unprotected copy of the {what} and add that instead.",
+                )
+        content = read_member(path, archive, "content.xml", kind=kind)
+    try:
+        return ElementTree.fromstring(content)
+    except (ElementTree.ParseError, DefusedXmlException, ValueError) as exc:
+        raise LoadError(f"{path.name} is damaged: its content is not valid XML.", kind="corrupt") from exc
 
 
 class _Reader:
@@ -69,7 +75,7 @@ class _Reader:
             if tag == f"{_TEXT}h":
                 self._heading(child)
             elif tag == f"{_TEXT}p":
-                self.builder.paragraph(_inline(child))
+                self.builder.paragraph(inline_text(child))
             elif tag == f"{_TEXT}list":
                 self._list(child, 0)
             elif tag == f"{_TABLE}table":
@@ -78,7 +84,7 @@ class _Reader:
                 self.blocks(child, depth + 1)  # sections, frames and other containers
 
     def _heading(self, element: Any) -> None:
-        title = " ".join(_inline(element).split())
+        title = " ".join(inline_text(element).split())
         if not title:
             return
         try:
@@ -98,14 +104,14 @@ class _Reader:
                 continue
             for child in item:
                 if child.tag in {f"{_TEXT}p", f"{_TEXT}h"}:
-                    text = " ".join(_inline(child).split())
+                    text = " ".join(inline_text(child).split())
                     if text:
                         self.builder.line(f"{'  ' * level}- {text}")
                 elif child.tag == f"{_TEXT}list" and level < 20:
                     self._list(child, level + 1)
 
 
-def _inline(element: Any) -> str:
+def inline_text(element: Any) -> str:
     """The text of a paragraph or heading, with ODF's space, tab and line-break elements expanded."""
     out: list[str] = [element.text or ""]
     for child in element:
@@ -120,7 +126,7 @@ def _inline(element: Any) -> str:
         elif tag == f"{_TEXT}line-break":
             out.append("\n")
         elif tag not in _SKIP:
-            out.append(_inline(child))
+            out.append(inline_text(child))
         out.append(child.tail or "")
     return "".join(out)
 
@@ -132,7 +138,7 @@ def _rows(table: Any) -> list[list[str]]:
         for cell in row:
             if cell.tag != f"{_TABLE}table-cell":
                 continue  # covered (merged) cells hold nothing of their own
-            text = " ".join(" ".join(_inline(p) for p in cell.iter(f"{_TEXT}p")).split())
+            text = " ".join(" ".join(inline_text(p) for p in cell.iter(f"{_TEXT}p")).split())
             cells.extend([text] * _repeat(cell, "number-columns-repeated"))
         rows.extend([cells] * (_repeat(row, "number-rows-repeated") if any(cells) else 1))
     return rows

@@ -1,6 +1,7 @@
 """Issue 18 in the desktop app: what was searched for a follow-up (shown, corrected, searched again), questions
 limited to chosen documents (the scope chip), and whole-document summaries in the chat (progress, Stop,
-sections that open where they are). The real window, service and index; fast fakes for the two models."""
+sections that open where they are); and issue 19's table answers (the rows used, sortable, opening the
+sheet at a row). The real window, service and index; fast fakes for the two models."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from app.gui.asking import is_summary  # noqa: E402
 from app.gui.chat import SourceRow  # noqa: E402
 from app.gui.launch import build_window  # noqa: E402
 from app.gui.prefs import Prefs  # noqa: E402
+from app.gui.table_view import RowsTable  # noqa: E402
 from inference.errors import Cancelled  # noqa: E402
 from rag.service import Hearth, HearthConfig  # noqa: E402
 from rag.summary import SummaryProgress  # noqa: E402
@@ -315,3 +317,28 @@ def test_the_new_words_are_in_russian(qapp):
     finally:
         for t in getattr(qapp, "_hearth_translators", ()):
             qapp.removeTranslator(t)
+
+
+def test_a_table_answer_shows_its_rows_sortable_and_a_row_opens_the_sheet(qtbot, tmp_path):
+    sheet = tmp_path / "invoices.csv"
+    sheet.write_text("Invoice;Client;Amount;Status\nINV-1;Acme;1.200,00;Unpaid\nINV-2;Globex;80,50;Paid\n"
+                     "INV-3;Acme;950,00;Unpaid\nINV-4;Initech;10.000,00;Unpaid\n", encoding="utf-8")
+    model = SectionModel("A guess [1].")
+    w = _window(qtbot, tmp_path, model)
+    w.ingest([sheet])
+    _idle(qtbot, w)
+    card = _answer(qtbot, w, "What is the total amount of unpaid invoices?")
+    assert model.prompts == []  # computed from the table, not asked of the model
+    assert "Total Amount: 12150" in card.body.toPlainText()
+    (rows,) = card.findChildren(RowsTable)
+    assert rows.rowCount() == 3 and rows.columnCount() == 4
+    assert [rows.horizontalHeaderItem(j).text() for j in range(4)] == ["Invoice", "Client", "Amount", "Status"]
+    # Amounts sort as numbers (10.000,00 above 1.200,00), not as text.
+    rows.sortItems(2, Qt.SortOrder.DescendingOrder)
+    assert [rows.item(i, 0).text() for i in range(3)] == ["INV-4", "INV-1", "INV-3"]
+    # Double-clicking a row opens the sheet's text with that row highlighted.
+    rows.cellDoubleClicked.emit(0, 0)
+    qtbot.waitUntil(lambda: sheet.resolve() in w.sources.text_viewers, timeout=WAIT)
+    viewer = w.sources.text_viewers[sheet.resolve()]
+    qtbot.waitUntil(lambda: "INV-4" in viewer.highlighted, timeout=WAIT)
+    assert "INV-1" not in viewer.highlighted
