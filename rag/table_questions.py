@@ -274,9 +274,12 @@ def _explained(words: list[str], table: Table, match: _Match) -> tuple[int, int]
     names = _content(_words(Path(table.source).stem) + _words(table.sheet or "") + _words(table.title or ""))
     explained = unexplained = 0
     for i, w in enumerate(words):
+        if i in named or _OPERATION_WORD.fullmatch(w):  # a header, a value, what to compute ("total")
+            explained += 1
+            continue
         if w in _STOP or w in _FILLERS or len(w) <= 2 or w.isdigit() or month_number(w) is not None:
             continue
-        if i in named or w in _ROW_NOUNS or any(same_word(w, n) for n in names) or _OPERATION_WORD.fullmatch(w):
+        if w in _ROW_NOUNS or any(same_word(w, n) for n in names):
             explained += 1
         else:
             unexplained += 1

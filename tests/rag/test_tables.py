@@ -291,3 +291,23 @@ def test_which_value_has_the_most_rows_or_the_highest_total(staff: Path, invoice
     # The largest single invoice is a row's, not a client's total.
     single = ask("Which client has the largest invoice?", invoices)
     assert single.groups is None and single.result == 12000 and single.labels == ("Globex",)
+
+
+def test_a_word_table_under_its_heading(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Equipment loans", level=1)
+    document.add_paragraph("Laptops lent to staff this year.")
+    table = document.add_table(rows=1, cols=3)
+    for cell, text in zip(table.rows[0].cells, ["Device", "Borrower", "Days"], strict=True):
+        cell.text = text
+    for row in [("ThinkPad", "Ana", "12"), ("MacBook", "Bruno", "30"), ("ThinkPad", "Clara", "5")]:
+        for cell, text in zip(table.add_row().cells, row, strict=True):
+            cell.text = text
+    path = tmp_path / "loans.docx"
+    document.save(str(path))
+    (found,) = tables_of(path)
+    assert found.sheet == "Equipment loans" and found.columns == ("Device", "Borrower", "Days")
+    result = ask("How many days were ThinkPad laptops lent in total?", path)
+    assert result.operation == "sum" and result.result == 17
