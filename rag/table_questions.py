@@ -17,32 +17,18 @@ from __future__ import annotations
 import calendar
 import math
 import re
-from pathlib import Path
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rag.table_result import Filter, TableResult, language
+from rag.table_words import (FILLERS, ID_WORDS, MONEY_WORDS, NAME_WORDS, NOT_WORDS, ROW_NOUNS, STOP, content_words,
+                             header_words, same_word, words_of)
 from rag.tables import DATE, NUMBER, TEXT, Row, Table, month_number, parse_number
 
-
-_STOP = frozenset(
-    "a an the of in on at by for with and or to from is are was were be been how many much what which who whose "
-    "whom do does did have has had there their our we you they it its this that these those all any each every "
-    "per than more less over under above below between total sum average mean number count list show name "
-    "give tell me please most least largest smallest highest lowest biggest maximum minimum max min "
-    "в во на по и или с со у из за для от до к о об что как какие какой какая какое каких каком каким какую "
-    "кто сколько "
-    "всего итого средний средняя среднее наибольший наименьший больше меньше более менее свыше ниже выше "
-    "список перечисли покажи назови это эти все всех каждый каждого каждом есть был была были".split()
-)
-_NAME_WORDS = frozenset("name names title client customer supplier vendor employee person product item "
-                        "имя фио название наименование клиент сотрудник товар".split())
-_MONEY_WORDS = frozenset("amount total sum value price cost gross сумма итого стоимость цена".split())
 _WHEN = re.compile(r"\b(?:latest|earliest|newest|oldest|most recent|first|last|date|when)\b|последн|ранн|поздн|"
                    r"перв|дат[аыу]\b|когда", re.I)
-_ID_WORDS = frozenset("id no nr number num code ref № # код номер".split())
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 # Operations ---------------------------------------------------------------------------------------------
@@ -84,9 +70,6 @@ _BEFORE_AFTER = re.compile(r"\b(before|after|since|until|prior to|from|до|по
                            r"(?:19|20)\d{2})\b", re.I)
 _BOUND_OPS = {"before": "<", "prior to": "<", "до": "<", "after": ">", "после": ">", "since": ">=", "from": ">=",
               "с": ">=", "начиная с": ">=", "until": "<="}
-# Words that turn a named value into its opposite ("not paid", "aren't paid", "outside Portugal").
-_NOT = frozenset({"not", "no", "non", "except", "excluding", "outside", "aren", "isn", "wasn", "weren", "haven",
-                  "hasn", "don", "doesn", "didn", "never", "не", "кроме", "вне"})
 
 
 def answer_from_tables(question: str, tables: Sequence[Table]) -> TableResult | None:
@@ -94,7 +77,7 @@ def answer_from_tables(question: str, tables: Sequence[Table]) -> TableResult | 
     operation = _operation(question)
     if operation is None or not tables:
         return None
-    words = _words(question)
+    words = words_of(question)
     best: tuple[float, TableResult] | None = None
     for table in tables:
         planned = _plan(question, words, operation, table)
@@ -115,47 +98,6 @@ def _operation(question: str) -> str | None:
                     return "min" if name == "max" else "max"
             return name
     return None
-
-
-def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
-
-
-def same_word(a: str, b: str) -> bool:
-    """Whether two lower-case words are forms of one word: in Latin script the same after an English
-    ending ("offices"/"office", "invoiced"/"invoices", "salaries"/"salary"; not "Porto"/"ports"); in
-    Cyrillic the same stem with another case ending ("Лиссабон"/"Лиссабоне", "статус"/"статусом")."""
-    if a == b:
-        return True
-    if not (_CYRILLIC.search(a) and _CYRILLIC.search(b)):
-        return bool(_stems(a) & _stems(b))
-    short, long = (a, b) if len(a) <= len(b) else (b, a)
-    if len(short) <= 3 or len(long) - len(short) > 3:
-        return False
-    common = 0
-    for x, y in zip(short, long, strict=False):
-        if x != y:
-            break
-        common += 1
-    # At most two letters of the shorter word and three of the longer after the common stem.
-    return common >= 4 and len(short) - common <= 2 and len(long) - common <= 3
-
-
-_CYRILLIC = re.compile(r"[а-яё]")
-_ENDINGS = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("d", ""), ("ing", ""), ("e", ""))
-
-
-def _stems(word: str) -> set[str]:
-    """A Latin-script word and what it is without one English ending (stems of three letters or more)."""
-    found = {word}
-    for ending, instead in _ENDINGS:
-        if word.endswith(ending) and len(word) - len(ending) + len(instead) >= 3:
-            found.add(word[: len(word) - len(ending)] + instead)
-    return found
-
-
-def _content(words: Sequence[str]) -> list[str]:
-    return [w for w in words if w not in _STOP and not w.isdigit() and len(w) >= 2]
 
 
 # Planning -----------------------------------------------------------------------------------------------
@@ -246,23 +188,6 @@ def _plan(question: str, words: list[str], operation: str, table: Table) -> tupl
     )
 
 
-_ROW_NOUNS = frozenset(
-    "rows records entries items lines people persons employees staff workers colleagues members everyone "
-    "everybody anyone names "
-    "строк строки записей записи позиций сотрудников сотрудника сотрудники работников человек людей все".split()
-)
-# Words that say nothing of what is asked: being in a row ("works in Lisbon"), time units, fillers.
-_FILLERS = frozenset(
-    "work works working worked based located employed hired joined started start starts sit sits belong belongs "
-    "get gets got give need want know see tell find ever still just yet already currently now today sent send "
-    "issued month months monthly year years yearly annual annually day days across overall together entire "
-    "whole amounts figure figures numbers value values one ones each every some only also "
-    "работает работают работал работала числится числятся находится месяц год "
-    "before after since until prior from not outside except excluding including aren isn wasn weren haven hasn "
-    "don doesn didn never break down breakdown split group grouped сейчас всё ещё уже после кроме вне".split()
-)
-
-
 def _explained(words: list[str], table: Table, match: _Match) -> tuple[int, int]:
     """How many of the question's meaningful words the table explains (a header, a value, its name, its
     rows), and how many it does not."""
@@ -271,15 +196,15 @@ def _explained(words: list[str], table: Table, match: _Match) -> tuple[int, int]
         named.update(positions)
     for _, _, first, last in match.values:
         named.update(range(first, last + 1))
-    names = _content(_words(Path(table.source).stem) + _words(table.sheet or "") + _words(table.title or ""))
+    names = _table_names(table)
     explained = unexplained = 0
     for i, w in enumerate(words):
         if i in named or _OPERATION_WORD.fullmatch(w):  # a header, a value, what to compute ("total")
             explained += 1
             continue
-        if w in _STOP or w in _FILLERS or len(w) <= 2 or w.isdigit() or month_number(w) is not None:
+        if w in STOP or w in FILLERS or len(w) <= 2 or w.isdigit() or month_number(w) is not None:
             continue
-        if w in _ROW_NOUNS or any(same_word(w, n) for n in names):
+        if w in ROW_NOUNS or any(same_word(w, n) for n in names):
             explained += 1
         else:
             unexplained += 1
@@ -296,12 +221,12 @@ def _counts_rows(words: list[str], table: Table, match: _Match) -> bool:
         for i in range(len(words) - n + 1):
             if tuple(words[i:i + n]) != trigger:
                 continue
-            following = [w for w in words[i + n:i + n + 3] if w not in _STOP]
+            following = [w for w in words[i + n:i + n + 3] if w not in STOP]
             if not following:
                 return True
             noun = following[0]
-            names = _content(_words(Path(table.source).stem) + _words(table.sheet or "") + _words(table.title or ""))
-            if noun in _ROW_NOUNS or any(same_word(noun, x) for x in names):
+            names = _table_names(table)
+            if noun in ROW_NOUNS or any(same_word(noun, x) for x in names):
                 return True
             if any(noun in words[p:p + 1] for p in sum(match.positions.values(), [])):
                 return True
@@ -309,39 +234,24 @@ def _counts_rows(words: list[str], table: Table, match: _Match) -> bool:
     return True
 
 
-# Everyday words for what a column's header names (a header word -> words a question may use instead).
-_SYNONYMS = {
-    "salary": {"pay", "payroll", "wage", "wages", "earn", "earns", "earning", "earnings", "зарплата", "оклад"},
-    "amount": {"value", "sum", "invoiced", "owes", "owed", "сумма", "стоимость"},
-    "employee": {"staff", "people", "person", "worker", "colleague", "сотрудник", "работник"},
-    "status": {"state", "статус"},
-    "date": {"when", "дата"},
-    "office": {"site", "location", "city", "офис", "город"},
-    "department": {"team", "unit", "отдел"},
-    "client": {"customer", "клиент"},
-    "country": {"страна"},
-}
-
-
-def _header_words(column: str) -> list[str]:
-    """A header's words, with the everyday words for them."""
-    words = _content(_words(column))
-    return words + [s for w in words for k, syn in _SYNONYMS.items() if same_word(w, k) for s in syn]
+def _table_names(table: Table) -> list[str]:
+    """The words of a table's file name, sheet name and title."""
+    return content_words(words_of(Path(table.source).stem) + words_of(table.sheet or "") + words_of(table.title or ""))
 
 
 def _names(words: list[str], table: Table) -> _Match:
     match = _Match()
     for j, column in enumerate(table.columns):
-        header = _header_words(column)
+        header = header_words(column)
         hits = [i for i, w in enumerate(words) if any(same_word(w, h) for h in header)]
         if header and hits:
-            own = _content(_words(column)) or header
+            own = content_words(words_of(column)) or header
             share = max(len({h for h in own if any(same_word(w, h) for w in words)}), 1) / len(own)
             match.named[j] = share
             match.positions[j] = hits
-    content = _content(words)
-    files = {n for n in _content(_words(Path(table.source).stem)) if any(same_word(w, n) for w in content)}
-    sheets = {n for n in _content(_words(table.sheet or "") + _words(table.title or ""))
+    content = content_words(words)
+    files = {n for n in content_words(words_of(Path(table.source).stem)) if any(same_word(w, n) for w in content)}
+    sheets = {n for n in content_words(words_of(table.sheet or "") + words_of(table.title or ""))
               if any(same_word(w, n) for w in content)}
     match.name_words = len(files) + 2 * len(sheets)  # the sheet's name tells two sheets of one file apart
     return match
@@ -350,7 +260,7 @@ def _names(words: list[str], table: Table) -> _Match:
 def _value_filters(words: list[str], table: Table, match: _Match, notes: list[str]) -> tuple[list[Filter], list]:
     """Filters for the cell values the question names, one per column (several values of one column: any)."""
     found: list[tuple[int, str, int, int]] = []
-    content = set(_content(words))
+    content = set(content_words(words))
     for j, kind in enumerate(table.types):
         if kind != TEXT:
             continue
@@ -378,7 +288,7 @@ def _value_filters(words: list[str], table: Table, match: _Match, notes: list[st
     match.values = kept
     by_column: dict[int, list[tuple[str, bool]]] = {}
     for j, value, first, _last in sorted(kept, key=lambda f: f[2]):
-        negated = any(w in _NOT for w in words[max(0, first - 2):first])
+        negated = any(w in NOT_WORDS for w in words[max(0, first - 2):first])
         by_column.setdefault(j, []).append((value, negated))
     filters, conditions = [], []
     for j, values in by_column.items():
@@ -413,8 +323,8 @@ def _distinct(table: Table, j: int) -> dict[str, list[tuple[str, tuple[str, ...]
         for r in table.rows:
             cell = r.cells[j]
             if cell and cell not in seen:
-                words = tuple(_words(cell))
-                if words and len(words) <= 6 and any(w not in _STOP and len(w) >= 2 for w in words):
+                words = tuple(words_of(cell))
+                if words and len(words) <= 6 and any(w not in STOP and len(w) >= 2 for w in words):
                     seen[cell] = words
         cached = {}
         for value, words in seen.items():
@@ -431,7 +341,7 @@ def _key(text: str) -> str:
 
 def _id_like(table: Table, j: int) -> bool:
     """A number column that identifies rows (ID, No., code) rather than measuring anything."""
-    return bool(set(_words(table.columns[j])) & _ID_WORDS) or table.columns[j].strip() in {"#", "№"}
+    return bool(set(words_of(table.columns[j])) & ID_WORDS) or table.columns[j].strip() in {"#", "№"}
 
 
 def _named_right_after(words: list[str], table: Table, columns: list[int], triggers: Sequence[str]) -> int | None:
@@ -443,11 +353,11 @@ def _named_right_after(words: list[str], table: Table, columns: list[int], trigg
         if at < 0:
             continue
         start = len(lowered[:at].split()) + len(trigger.split())
-        following = [w for w in words[start:start + 3] if w not in _STOP]
+        following = [w for w in words[start:start + 3] if w not in STOP]
         if not following:
             continue
         for j in columns:
-            if any(same_word(following[0], h) for h in _content(_words(table.columns[j]))):
+            if any(same_word(following[0], h) for h in content_words(words_of(table.columns[j]))):
                 return j
     return None
 
@@ -465,7 +375,7 @@ def _value_column(table: Table, choices: list[int], match: _Match, notes: list[s
         return top[0]
     if len(choices) == 1:
         return choices[0]
-    money = [j for j in choices if set(_words(table.columns[j])) & _MONEY_WORDS]
+    money = [j for j in choices if set(words_of(table.columns[j])) & MONEY_WORDS]
     if len(money) == 1:  # "the total of the invoices": the one column that holds amounts
         notes.append(f"No column was named; {table.columns[money[0]]} was used.")
         return money[0]
@@ -498,7 +408,7 @@ def _compare_filters(question: str, table: Table, match: _Match, numeric: list[i
 
 
 def _nearest_named(question: str, at: int, match: _Match, columns: list[int]) -> int | None:
-    before = len(_words(question[:at]))
+    before = len(words_of(question[:at]))
     best, distance = None, 10**9
     for j in columns:
         for p in match.positions.get(j, []):
@@ -575,7 +485,8 @@ def _group_column(question: str, table: Table, column: int | None) -> int | None
     for m in _GROUP.finditer(question):
         word = (m.group(1) or m.group(2)).lower()
         for j, name in enumerate(table.columns):
-            if j != column and table.types[j] != NUMBER and any(same_word(word, h) for h in _content(_words(name))):
+            if j != column and table.types[j] != NUMBER and any(same_word(word, h)
+                                                                for h in content_words(words_of(name))):
                 return j
     return None
 
@@ -591,10 +502,10 @@ def _label_column(table: Table, match: _Match, filters: list[Filter]) -> int | N
     pool = texts or list(range(len(table.columns)))
 
     def rank(j: int) -> tuple[bool, bool, bool, int, int]:
-        words = set(_words(table.columns[j]))
+        words = set(words_of(table.columns[j]))
         distinct = len({r.cells[j] for r in table.rows})
         # A column that tells rows apart first (names, invoice numbers), then one named like a name.
-        return (distinct >= 0.9 * len(table.rows), bool(words & _NAME_WORDS), not _id_like(table, j), distinct, -j)
+        return (distinct >= 0.9 * len(table.rows), bool(words & NAME_WORDS), not _id_like(table, j), distinct, -j)
 
     return max(pool, key=rank)
 
@@ -615,10 +526,10 @@ def _counts_nothing_measured(question: str, table: Table) -> bool:
     if most is None:
         return False
     counted = (most.group(1) or "").lower()
-    if counted and not (counted in _ROW_NOUNS or counted.endswith("s")):
+    if counted and not (counted in ROW_NOUNS or counted.endswith("s")):
         return False  # "the most recent", "the most expensive": an extreme of a column, not a count
     return not (counted and any(same_word(counted, h) for j in range(len(table.columns))
-                                if table.types[j] in (NUMBER, DATE) for h in _header_words(table.columns[j])))
+                                if table.types[j] in (NUMBER, DATE) for h in header_words(table.columns[j])))
 
 
 def _extreme_group(question: str, table: Table, match: _Match, filters: list[Filter], column: int | None
@@ -655,7 +566,7 @@ def _compute(op: str, table: Table, column: int | None, rows: list[Row], group: 
         return len(rows), rows, []
     if op == "list":
         names = [_row_name(table, r, label) for r in rows]
-        if (label is not None and not set(_words(table.columns[label])) & _NAME_WORDS
+        if (label is not None and not set(words_of(table.columns[label])) & NAME_WORDS
                 and len({r.cells[label] for r in table.rows}) < 0.5 * len(table.rows)):
             names = list(dict.fromkeys(names))  # a column of repeated values ("which offices"): each once
         return names, rows, []

@@ -232,6 +232,24 @@ def xlsx_bytes(sentence: str) -> bytes:
     return out.getvalue()
 
 
+def ods_bytes(rows: list[list[str]]) -> bytes:
+    """A minimal OpenDocument spreadsheet of one sheet; cells that read as numbers are typed as floats."""
+    def cell(text: str) -> str:
+        typed = f' office:value-type="float" office:value="{text}"' if text.replace(".", "", 1).isdigit() else ""
+        return f"<table:table-cell{typed}><text:p>{text}</text:p></table:table-cell>"
+
+    body = "".join("<table:table-row>" + "".join(cell(c) for c in row) + "</table:table-row>" for row in rows)
+    content = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+        'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" office:version="1.3">'
+        f'<office:body><office:spreadsheet><table:table table:name="Sheet1">{body}</table:table>'
+        "</office:spreadsheet></office:body></office:document-content>"
+    ).encode()
+    return odt_bytes("", content=content)
+
+
 def odt_bytes(body_xml: str, *, content: bytes | None = None) -> bytes:
     """A minimal OpenDocument text file, laid out as LibreOffice writes one."""
     if content is None:
@@ -671,7 +689,7 @@ def make_hostile_corpus(folder: Path, *, scale: str = "ci") -> dict[str, Expect]
 MUTATIONS = ("flip", "truncate", "insert", "delete", "repeat", "member")
 _MAIN_PART = {".docx": "word/document.xml", ".docm": "word/document.xml", ".xlsx": "xl/worksheets/sheet1.xml",
               ".xlsm": "xl/worksheets/sheet1.xml", ".pptx": "ppt/slides/slide1.xml", ".pptm": "ppt/slides/slide1.xml",
-              ".odt": "content.xml"}  # fmt: skip
+              ".odt": "content.xml", ".ods": "content.xml"}  # fmt: skip
 
 
 @functools.lru_cache(maxsize=1)
@@ -696,6 +714,7 @@ def seed_files() -> dict[str, bytes]:
         "pptx": lambda: pptx_bytes(sentence),
         "xlsx": lambda: xlsx_bytes(sentence),
         "odt": lambda: odt_bytes(f"<text:h text:outline-level='1'>Notes</text:h><text:p>{sentence}</text:p>"),
+        "ods": lambda: ods_bytes([["Topic", "Note", "Count"], ["Seeds", sentence, "3"]]),
     }
     seeds = {}
     for suffix, module in _REGISTRY.items():
