@@ -34,7 +34,6 @@ DEFAULT = "en"
 _LATIN = tuple(code for code in LANGUAGES if code != "ru")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
-_LETTER = re.compile(r"[^\W\d_]")
 # Letters only one of the Latin languages writes (or nearly): each occurrence counts as one function word.
 _OWN_LETTERS = {
     "de": "ßäöü",
@@ -45,6 +44,8 @@ _OWN_LETTERS = {
     "it": "ìò",
     "nl": "ĳ",
 }
+_LETTER_LANGUAGE = {letter: code for code, letters in _OWN_LETTERS.items() for letter in letters}
+_OWN_LETTER = re.compile(f"[{''.join(_LETTER_LANGUAGE)}]")
 _SAMPLE_CHARS = 4_000  # a passage's language shows in its first few thousand characters
 _ENGLISH_PRIOR = 0.5  # a tie or a text with no cue at all stays English, as the index always treated it
 
@@ -80,10 +81,9 @@ def _cue_weights() -> dict[str, dict[str, float]]:
 def detect(text: str) -> str:
     """The ISO 639-1 code of the language `text` is most likely written in; "en" when nothing says otherwise."""
     sample = text[:_SAMPLE_CHARS]
-    letters = len(_LETTER.findall(sample))
-    if not letters:
-        return DEFAULT
-    if len(_CYRILLIC.findall(sample)) * 2 >= letters:
+    cyrillic = len(_CYRILLIC.findall(sample))
+    # Most passages hold no Cyrillic letter at all: only then is counting all the letters worth nothing.
+    if cyrillic and cyrillic * 2 >= sum(map(str.isalpha, sample)):
         return "ru"
     return _latin_language(sample)
 
@@ -91,12 +91,13 @@ def detect(text: str) -> str:
 def _latin_language(sample: str) -> str:
     cues = _cue_weights()
     score: Counter[str] = Counter({DEFAULT: _ENGLISH_PRIOR})
-    for word in _WORD.findall(sample.lower()):
-        for code, weight in cues.get(word, {}).items():
-            score[code] += weight
     lower = sample.lower()
-    for code, letters in _OWN_LETTERS.items():
-        score[code] += sum(lower.count(ch) for ch in letters)
+    words = Counter(_WORD.findall(lower))
+    for word in words.keys() & cues.keys():
+        for code, weight in cues[word].items():
+            score[code] += weight * words[word]
+    for letter in _OWN_LETTER.findall(lower):
+        score[_LETTER_LANGUAGE[letter]] += 1
     best = max(score.values())
     # Ties go to English first, then in LANGUAGES' order, so the same text always gets the same answer.
     return next(code for code in _LATIN if score[code] == best)
