@@ -18,6 +18,10 @@ Every question is ranked six ways in one run, in a fresh data folder (or DIR wit
                the embedder cannot read
   fused-d0.25  the same with a quarter of the dense weight left, and fused-d1 with all of it (the weights
                chosen against)
+With --cross, each question's English version (an English question about Russian pages) is ranked too:
+  english      as Hearth searched it before: the English question alone (mode "hybrid")
+  translated   Hearth's search now (rag/crosslingual.py): also translated into Russian by the default chat
+               model, the two rankings fused (about 2 s more a question on 2 cores)
 A hit is the rule of bench/retrieval.py (gold file, and the gold section or one below it).
 """
 
@@ -67,6 +71,11 @@ RUSSIAN = corpus.Corpus((RU_HANDBOOK,), "docs-ru")
 RANKINGS = ("porter", "keywords", "dense", "fused-porter", "fused", "fused-d0.25", "fused-d1")
 
 
+def english_versions(path: Path = QUESTIONS_FILE) -> dict[str, str]:
+    """Each question's English version, by id."""
+    return {q["id"]: q["english"] for q in json.loads(path.read_text(encoding="utf-8"))["questions"]}
+
+
 def documents(cache_dir: Path | None = None, *, log: Callable[[str], None] | None = None) -> list[Path]:
     """The Russian corpus files, fetched (the .deb is shared with the English corpus) and unpacked once."""
     return corpus.documents(cache_dir, log=log, which=RUSSIAN)
@@ -95,13 +104,14 @@ def run(
     documents: Sequence[Path],
     k: int = 10,
     threads: int | None = None,
+    cross: bool = False,
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Index the documents and rank every question each way; returns (summary, per-question details)."""
     from rag.retrieval import RetrievalOptions, retrieve
     from rag.service import Hearth, HearthConfig
 
-    hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads))
+    hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads, n_threads=threads))
     report, chunks, ingest_s = index_corpus(hearth, documents, questions, log=log)
     languages = hearth.store.lexical.languages(WORKSPACE)
     done = hearth.store.finished_sources(WORKSPACE, hearth.manifest)
@@ -135,7 +145,24 @@ def run(
         ranks[name] = [first_rank(hits, q.gold) for hits, q in zip(results, questions, strict=True)]
         for detail, r in zip(details, ranks[name], strict=True):
             detail["rank"][name] = r
-    summary: dict[str, Any] = {name: metrics(ranks[name], k) for name in RANKINGS}
+    if cross:
+        from rag.crosslingual import search_across_languages
+
+        def english(question: str, translated: bool) -> list[Any]:
+            if not translated:
+                return hearth.search(question, k=k, workspace=WORKSPACE)
+            return search_across_languages(
+                question, search=lambda q: hearth.search(q, k=k, workspace=WORKSPACE), passages=lambda: languages,
+                model=lambda: hearth.chat_model, k=k).hits
+
+        for name, translated in (("english", False), ("translated", True)):
+            t0 = time.perf_counter()
+            results = [english(english_versions()[q.id], translated) for q in questions]
+            seconds[name] = time.perf_counter() - t0
+            ranks[name] = [first_rank(hits, q.gold) for hits, q in zip(results, questions, strict=True)]
+            for detail, r in zip(details, ranks[name], strict=True):
+                detail["rank"][name] = r
+    summary: dict[str, Any] = {name: metrics(r, k) for name, r in ranks.items()}
     summary.update({
         "n": len(questions),
         "k": k,
@@ -158,7 +185,7 @@ def format_table(summary: dict[str, Any]) -> str:
         "",
         f"{'ranking':<14}{'hit@1':>7}{'hit@5':>7}{mrr:>8}{'ms/query':>10}",
     ]
-    for name in RANKINGS:
+    for name in [n for n in (*RANKINGS, "english", "translated") if n in summary]:
         m = summary[name]
         ms = summary["seconds"][name] / max(1, summary["n"]) * 1000
         lines.append(f"{name:<14}{m['hit@1']:7.3f}{m['hit@5']:7.3f}{m[mrr]:8.3f}{ms:10.1f}")
@@ -175,7 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpus-cache", type=Path, default=None, metavar="DIR",
                         help=f"where the corpus is downloaded and unpacked (default: {corpus.DEFAULT_CACHE_DIR})")
     parser.add_argument("--details", type=Path, default=None, metavar="FILE", help="each question's ranks, JSON lines")
-    parser.add_argument("--threads", type=int, default=None, help="embedder CPU threads (default: all cores)")
+    parser.add_argument("--threads", type=int, default=None, help="embedder and chat model CPU threads")
+    parser.add_argument("--cross", action="store_true", help="also rank the English versions, with and without "
+                        "translation by the default chat model")
     args = parser.parse_args(argv)
     if not 5 <= args.k <= 100:
         parser.error("--k must be between 5 and 100 (hit@5 needs at least 5 passages)")
@@ -191,11 +220,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.reuse is not None:
             args.reuse.mkdir(parents=True, exist_ok=True)
             summary, details = run(questions, data_dir=args.reuse, documents=docs, k=args.k, threads=args.threads,
-                                   log=log)
+                                   cross=args.cross, log=log)
         else:
             with tempfile.TemporaryDirectory(prefix="hearth-bench-ru-", ignore_cleanup_errors=True) as tmp:
                 summary, details = run(questions, data_dir=Path(tmp), documents=docs, k=args.k,
-                                       threads=args.threads, log=log)
+                                       threads=args.threads, cross=args.cross, log=log)
     except (corpus.CorpusError, HearthError) as exc:
         log(f"bench.russian: error: {exc}")
         return 1

@@ -23,9 +23,9 @@ def test_structure_and_corpus_pin():
     assert (RU_HANDBOOK.version, RU_HANDBOOK.sha256) == (corpus.HANDBOOK.version, corpus.HANDBOOK.sha256)
     assert len(QUESTIONS) >= 30
     for q in QUESTIONS:
-        assert set(q) == {"id", "question", "answer", "gold", "paraphrased"}, q
+        assert set(q) == {"id", "question", "english", "answer", "gold", "paraphrased"}, q
         assert q["gold"]["file"] in RUSSIAN.manifest and q["gold"]["section"], q["id"]
-        assert detect(q["question"]) == "ru", q["id"]
+        assert detect(q["question"]) == "ru" and detect(q["english"]) == "en", q["id"]
     assert [q.id for q in load_questions(QUESTIONS_FILE)] == [q["id"] for q in QUESTIONS]
 
 
