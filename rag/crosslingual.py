@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from inference.chat import ChatModel
-from rag.language import detect
+from rag.language import DEFAULT as DEFAULT_LANGUAGE
+from rag.language import SAMPLES, detect
 from rag.language import name as language_name
+from rag.retrieval import RetrievalOptions, reads
 from rag.store import Hit
+
+if TYPE_CHECKING:
+    from inference.embedder import Embedder
 
 MAIN_SHARE = 0.3  # a language holding at least this share of a workspace's passages is one of its main ones
 _RRF_K = 5  # as the hybrid fusion's constant: the top ranks decide
@@ -85,3 +91,45 @@ def fuse_rankings(rankings: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
                 best[hit.chunk_id] = hit
     order = sorted(score, key=lambda cid: (-score[cid], cid))
     return [best[cid] for cid in order[:k]]
+
+
+@dataclass(frozen=True)
+class LanguageNotice:
+    """Most of a workspace is in a language its embedding model does not read."""
+
+    language: str  # ISO 639-1 code of the workspace's main language
+    passages: int  # the workspace's passages in it
+    total: int  # the workspace's passages
+    embedder: str
+
+    @property
+    def language_name(self) -> str:
+        """The language's English name."""
+        return language_name(self.language)
+
+    @property
+    def text(self) -> str:
+        """What the library says, with the numbers."""
+        lang = self.language_name
+        return (f"{self.passages:,} of the {self.total:,} passages here are in {lang}, which the embedding model "
+                f"{self.embedder} does not read: questions in {lang} are matched by their words only, not by "
+                "their meaning.")
+
+    @property
+    def hint(self) -> str:
+        """How to switch to a multilingual embedding model."""
+        return ("A multilingual model (multilingual-e5, bge-m3: a folder with model.onnx and tokenizer.json) "
+                "would read them: `hearth embedder add FOLDER --name NAME`, then `hearth --embedder NAME ingest "
+                "FOLDERS --workspace WORKSPACE` embeds the workspace again, with progress.")
+
+
+def language_notice(passages: Mapping[str, int], embedder: Embedder) -> LanguageNotice | None:
+    """A notice when most of a workspace is not in English and its embedder cannot read its main language."""
+    total = sum(passages.values())
+    others = {code: n for code, n in passages.items() if code != DEFAULT_LANGUAGE and code in SAMPLES}
+    if not others or 2 * sum(others.values()) <= total:
+        return None
+    main = max(others, key=lambda code: (others[code], code))
+    if reads(embedder, SAMPLES[main], RetrievalOptions.unread_tokens_per_word):
+        return None
+    return LanguageNotice(main, others[main], total, embedder.name)

@@ -50,6 +50,19 @@ _SAMPLE_CHARS = 4_000  # a passage's language shows in its first few thousand ch
 _ENGLISH_PRIOR = 0.5  # a tie or a text with no cue at all stays English, as the index always treated it
 
 
+# A sentence of each language, to ask whether a tokenizer reads it (an English-only one cuts its words up).
+SAMPLES = {
+    "ru": "Работники компании ежегодно получают оплачиваемый отпуск продолжительностью двадцать восемь дней.",
+    "de": "Die Mitarbeiter erhalten jedes Jahr einen bezahlten Urlaub von achtundzwanzig Tagen.",
+    "fr": "Les salariés de l'entreprise reçoivent chaque année un congé payé de vingt-huit jours.",
+    "es": "Los empleados de la empresa reciben cada año unas vacaciones pagadas de veintiocho días.",
+    "it": "I dipendenti dell'azienda ricevono ogni anno ferie retribuite di ventotto giorni.",
+    "pt": "Os funcionários da empresa não perdem as férias pagas de trinta dias, que são um direito.",
+    "nl": "De medewerkers van het bedrijf krijgen elk jaar een betaalde vakantie van achtentwintig dagen.",
+    "pl": "Pracownicy firmy otrzymują co roku płatny urlop w wymiarze dwudziestu ośmiu dni.",
+}
+
+
 def name(code: str) -> str:
     """The language's English name ("Russian"), for prompts and messages."""
     return LANGUAGES.get(code, LANGUAGES[DEFAULT])[2]

@@ -75,3 +75,25 @@ def test_an_english_question_finds_the_russian_memo(tmp_path):
     assert Path(a.sources[0].source).name == memo, [s.source for s in a.sources]
     assert fact in a.to_json()["answer"]
     assert detect(a.text) == "en", a.text  # the reply in the asker's language
+
+
+class CyrillicPieces:
+    """A tokenizer's view of an English-only embedder: a Cyrillic word in pieces, one a letter."""
+
+    name = "english-only"
+
+    def count_tokens(self, text: str) -> int:
+        return sum(len(w) if any("а" <= c <= "я" for c in w.lower()) else 1 for w in text.split())
+
+
+def test_a_notice_when_most_passages_are_in_a_language_the_embedder_cannot_read():
+    from rag.crosslingual import language_notice
+    from tests.fakes import HashEmbedder
+
+    notice = language_notice({"ru": 1533, "en": 285, "fr": 1}, CyrillicPieces())
+    assert notice is not None and (notice.language, notice.passages, notice.total) == ("ru", 1533, 1819)
+    assert notice.text.startswith("1,533 of the 1,819 passages here are in Russian, which the embedding model "
+                                  "english-only does not read")
+    assert language_notice({"ru": 40, "en": 60}, CyrillicPieces()) is None  # mostly English
+    assert language_notice({"ru": 90}, HashEmbedder()) is None  # a model that reads Russian (one piece a word)
+    assert language_notice({}, CyrillicPieces()) is None
