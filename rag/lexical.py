@@ -198,6 +198,7 @@ class LexicalIndex:
         self._passages: dict[tuple[str, str], int] = {}  # (table, token) -> passages holding it
         self._totals: dict[str, int] = {}  # table -> its passages
         self._tokens: dict[tuple[str, str], tuple[str, ...]] = {}  # (table, question word) -> its index tokens
+        self._languages: dict[str, tuple[tuple[int, int], dict[str, int]]] = {}  # workspace -> (state, counts)
         try:
             self.upgraded = self._fill_languages()
         except sqlite3.Error as exc:
@@ -240,10 +241,18 @@ class LexicalIndex:
     def languages(self, workspace: str) -> dict[str, int]:
         """How many of a workspace's passages are written in each language (ISO 639-1 codes)."""
         try:
-            rows = self._db.execute(
-                "SELECT l.language, count(*) FROM chunks c JOIN chunk_language l ON l.rowid = c.rowid"
-                " WHERE c.workspace = ? GROUP BY l.language", (workspace,))
-            return {lang: int(n) for lang, n in rows}
+            with self._lock:
+                # Every `ask` reads this; counting is a scan of the workspace, so it is done once per state.
+                state = (self._writes, int(self._db.execute("PRAGMA data_version").fetchone()[0]))
+                held = self._languages.get(workspace)
+                if held is not None and held[0] == state:
+                    return dict(held[1])
+                rows = self._db.execute(
+                    "SELECT l.language, count(*) FROM chunks c JOIN chunk_language l ON l.rowid = c.rowid"
+                    " WHERE c.workspace = ? GROUP BY l.language", (workspace,))
+                counts = {lang: int(n) for lang, n in rows}
+                self._languages[workspace] = (state, counts)
+                return dict(counts)
         except sqlite3.Error as exc:
             raise StoreError(f"Cannot read the keyword index: {exc}") from exc
 
