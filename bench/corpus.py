@@ -114,45 +114,61 @@ PACKAGES: tuple[DebPackage, ...] = (HANDBOOK, MAINT_GUIDE)
 MANIFEST: tuple[str, ...] = tuple(f"{p.name}/{f}" for p in PACKAGES for f in p.files)
 
 
-def corpus_root(cache_dir: Path | None = None) -> Path:
+@dataclass(frozen=True)
+class Corpus:
+    """A set of pinned packages unpacked into one folder of the cache (the English corpus: "docs")."""
+
+    packages: tuple[DebPackage, ...]
+    folder: str
+
+    @property
+    def manifest(self) -> tuple[str, ...]:
+        """Its files relative to its root: "<package>/<file>"."""
+        return tuple(f"{p.name}/{f}" for p in self.packages for f in p.files)
+
+
+ENGLISH = Corpus(PACKAGES, "docs")
+
+
+def corpus_root(cache_dir: Path | None = None, which: Corpus = ENGLISH) -> Path:
     """The folder holding the selected documents; MANIFEST paths are relative to it."""
-    return (cache_dir or DEFAULT_CACHE_DIR) / "docs"
+    return (cache_dir or DEFAULT_CACHE_DIR) / which.folder
 
 
-def is_unpacked(cache_dir: Path | None = None) -> bool:
+def is_unpacked(cache_dir: Path | None = None, which: Corpus = ENGLISH) -> bool:
     """Whether the pinned corpus is already unpacked (no download needed)."""
-    root = corpus_root(cache_dir)
+    root = corpus_root(cache_dir, which)
     try:
         stamp = json.loads((root / STAMP).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return stamp == _stamp() and all((root / rel).is_file() for rel in MANIFEST)
+    return stamp == _stamp(which) and all((root / rel).is_file() for rel in which.manifest)
 
 
-def documents(cache_dir: Path | None = None, *, log=None) -> list[Path]:
+def documents(cache_dir: Path | None = None, *, log=None, which: Corpus = ENGLISH) -> list[Path]:
     """The corpus files, fetched, checked and unpacked on first use; reused afterwards."""
     cache_dir = cache_dir or DEFAULT_CACHE_DIR
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    root = corpus_root(cache_dir)
-    if not is_unpacked(cache_dir):
-        debs = cache_dir / "debs"
+    root = corpus_root(cache_dir, which)
+    if not is_unpacked(cache_dir, which):
+        debs = cache_dir / "debs"  # shared by the corpora: the Russian one comes from the same package
         debs.mkdir(parents=True, exist_ok=True)
-        staged = cache_dir / "docs.new"
+        staged = cache_dir / f"{which.folder}.new"
         shutil.rmtree(staged, ignore_errors=True)
-        for package in PACKAGES:
+        for package in which.packages:
             deb = _fetch(package, debs, log)
             _unpack(package, deb, staged / package.name, cache_dir)
-        (staged / STAMP).write_text(json.dumps(_stamp(), indent=1), encoding="utf-8")
+        (staged / STAMP).write_text(json.dumps(_stamp(which), indent=1), encoding="utf-8")
         shutil.rmtree(root, ignore_errors=True)
         staged.rename(root)
-        log(f"corpus: {len(MANIFEST)} documents unpacked into {root}")
-    return [root / rel for rel in MANIFEST]
+        log(f"corpus: {len(which.manifest)} documents unpacked into {root}")
+    return [root / rel for rel in which.manifest]
 
 
-def _stamp() -> dict[str, object]:
+def _stamp(which: Corpus = ENGLISH) -> dict[str, object]:
     return {
-        "packages": [{"name": p.name, "version": p.version, "sha256": p.sha256} for p in PACKAGES],
-        "files": hashlib.sha256("\n".join(MANIFEST).encode("utf-8")).hexdigest(),
+        "packages": [{"name": p.name, "version": p.version, "sha256": p.sha256} for p in which.packages],
+        "files": hashlib.sha256("\n".join(which.manifest).encode("utf-8")).hexdigest(),
     }
 
 

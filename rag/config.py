@@ -28,6 +28,9 @@ class HearthConfig:
     ingest: IngestOptions = field(default_factory=IngestOptions)
     retrieval: RetrievalOptions = field(default_factory=RetrievalOptions)
     reranker_dir: Path | None = None  # a cross-encoder ONNX folder (model.onnx + tokenizer.json), if any
+    # A question in another language than the workspace's main ones is also searched translated by the chat
+    # model (rag/crosslingual.py; bench/russian.py --cross measures it).
+    translate_queries: bool = True
     max_passage_tokens: int | None = 800  # passages given to the chat model, at most (a CPU reads ~100 tokens/s)
     unload_below: int = 512 << 20  # bytes of free memory under which `release_if_memory_low` unloads the model
     models_folder: Path | None = None  # the models folder when not DATA_DIR/models (an administrator's policy)

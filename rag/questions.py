@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from inference.chat import ChatModel, ChatModelDefaults
 from inference.errors import UsageError
 from rag.answer import Answer, Turn, answer
+from rag.crosslingual import search_across_languages
 from rag.followups import Earlier, names_in, standalone_query
 from rag.quotes import align
 from rag.retrieval import retrieve
@@ -191,8 +192,13 @@ class Questions:
             computed = None
         if computed is not None:
             return self._table_reply(question, query, computed, conv, on_token=on_token, t0=t0)
-        hits = [h for h in self.search(query, k=k, workspace=workspace, scope=scope)
-                if h.score >= self.config.min_score]
+        # A question about documents in another language is searched in theirs too (rag/crosslingual.py).
+        found = search_across_languages(
+            query, search=lambda q: [h for h in self.search(q, k=k, workspace=workspace, scope=scope)
+                                     if h.score >= self.config.min_score],
+            passages=lambda: self.store.languages(workspace) if self.config.translate_queries else {},
+            model=lambda: self.chat_model, k=k, cancel=cancel)
+        hits = found.hits
         t_search = time.perf_counter() - t0
         model = self.chat_model if hits else _NoModel()
         shown: list[str] = []
@@ -211,10 +217,10 @@ class Questions:
         except Exception as exc:
             if conv is not None:  # keep what the user saw, and why it ended
                 self.conversations.add_turn(conv.id, question, None, text="".join(shown), error=str(exc),
-                                            searched_for=query)
+                                            searched_for=found.query)
             raise
         result.timings["retrieval"] = t_search
-        result = replace(result, searched_for=query)
+        result = replace(result, searched_for=found.query)
         if hits:
             # Align against the passages as stored (the prompt's copies are tidied; offsets point at these).
             stored = {h.chunk_id: h for h in hits}

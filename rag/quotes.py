@@ -22,8 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rag.loaders import HEADING_SEPARATOR
+from rag.language import DEFAULT as DEFAULT_LANGUAGE
+from rag.language import detect, question_stems
 from rag.lexical import query_terms
+from rag.loaders import HEADING_SEPARATOR
+from rag.retrieval import RetrievalOptions, reads
 from rag.store import Hit
 
 if TYPE_CHECKING:
@@ -140,8 +143,10 @@ def split_units(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _terms(text: str) -> set[str]:
-    return set(query_terms(text))
+def _terms(text: str, language: str = DEFAULT_LANGUAGE) -> set[str]:
+    # A question in another language has its words compared by their Snowball stems (its word forms vary
+    # more than English's); an English one exactly as before.
+    return set(query_terms(text) if language == DEFAULT_LANGUAGE else question_stems(text, language))
 
 
 _PRONOUN = re.compile(r"(?:It|Its|This|These|That|Those|They|Their|He|She|His|Her)\b")
@@ -236,15 +241,18 @@ def align(
         return Support(clean, [SentenceSupport(t, None, None) for t in sentences])
     vecs = embedder.embed([u.text for u in units] + sentences + [question])
     unit_vecs, sent_vecs, q_vec = vecs[: len(units)], vecs[len(units) : -1], vecs[-1]
-    unit_terms = [_terms(u.text) for u in units]
+    language = detect(question)
+    unit_terms = [_terms(u.text, language) for u in units]
     unit_exact = [_exact_tokens(u.text) for u in units]
 
     def question_scores() -> np.ndarray:
-        return _question_scores(question, units, unit_vecs, unit_terms, q_vec)
+        # A question the embedder cannot read (see rag/retrieval.py) is matched by its words alone.
+        meaning = 1.0 if reads(embedder, question, RetrievalOptions.unread_tokens_per_word) else 0.0
+        return _question_scores(question, units, unit_vecs, unit_terms, q_vec, meaning=meaning, language=language)
 
     def best(vec: np.ndarray, text: str) -> tuple[int, float, bool]:
         """The best unit for a sentence, its 0..1 score, and whether the unit holds all its code-like tokens."""
-        terms, exact = _terms(text), _exact_tokens(text)
+        terms, exact = _terms(text, language), _exact_tokens(text)
         scores = unit_vecs @ vec + 0.5 * np.array([_overlap(terms, ut) for ut in unit_terms])
         norm = 1.5
         if exact:  # a path, option or figure copied whole is strong evidence
@@ -337,19 +345,20 @@ def _duplicates(a: _Unit, b: _Unit, hits: Sequence[Hit]) -> bool:
 
 
 def _question_scores(
-    question: str, units: Sequence[_Unit], unit_vecs: np.ndarray, unit_terms: Sequence[set[str]], q_vec: np.ndarray
+    question: str, units: Sequence[_Unit], unit_vecs: np.ndarray, unit_terms: Sequence[set[str]], q_vec: np.ndarray,
+    *, meaning: float = 1.0, language: str = DEFAULT_LANGUAGE,
 ) -> np.ndarray:
     """How well each unit answers the question itself.
 
     Embedding similarity, plus the question's words found in the unit weighted by how rare they are among
     these units (a word every unit has says nothing), plus a small lead for the better-ranked passages.
     """
-    q_terms = _terms(question)
+    q_terms = _terms(question, language)
     df = Counter(t for terms in unit_terms for t in terms & q_terms)
     weight = {t: math.log(1 + len(units) / (1 + df[t])) for t in q_terms}
     total = sum(weight.values()) or 1.0
     return np.array([
-        float(unit_vecs[j] @ q_vec)
+        meaning * float(unit_vecs[j] @ q_vec)
         + 0.5 * sum(w for t, w in weight.items() if t in unit_terms[j]) / total
         - 0.02 * (units[j].passage - 1)
         for j in range(len(units))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from inference.errors import UsageError
+from rag.language import DEFAULT as DEFAULT_LANGUAGE
+from rag.language import detect
 from rag.lexical import query_terms
 from rag.store import DocumentIndex, Hit
 
@@ -15,6 +17,7 @@ if TYPE_CHECKING:
     from inference.embedder import Embedder
 
 MODES = ("hybrid", "dense", "lexical")
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,11 @@ class RetrievalOptions:
     rrf_k: int = 5  # reciprocal-rank fusion constant: small keeps the top ranks decisive
     max_per_source: int = 3  # no answer built from one file when other files match too
     max_per_section: int = 2  # ... nor from one page or one section
+    # The dense ranking's weight is multiplied by this for a question the embedder cannot read: in another
+    # language than English, cut by its tokenizer into more than `unread_tokens_per_word` pieces a word
+    # (all-MiniLM-L6-v2 cuts a Russian word into 5-8 pieces, its vectors then match spelling, not meaning).
+    unread_dense_weight: float = 0.0
+    unread_tokens_per_word: float = 3.0
 
 
 class PairScorer(Protocol):
@@ -82,6 +90,8 @@ def retrieve(
     if options.mode == "dense":
         return _diversify(dense, k, options)
     lexical = [h for h in store.lexical_query(workspace, query, k=n) if h.source in done]
+    if not reads(embedder, query, options.unread_tokens_per_word):
+        options = replace(options, dense_weight=options.dense_weight * options.unread_dense_weight)
     fused = fuse(dense, lexical, options)
     # Passages only the keyword ranking found get their real similarity, so the relevance floor applies to all.
     by_id = {h.chunk_id: h for h in dense}
@@ -91,6 +101,15 @@ def retrieve(
     if reranker is not None:
         hits = reranker.rerank(query, hits)
     return _diversify(hits, k, options)
+
+
+def reads(embedder: Embedder, text: str, tokens_per_word: float) -> bool:
+    """Whether an embedder reads a query's language: English, or few enough tokenizer pieces per word."""
+    if detect(text) == DEFAULT_LANGUAGE:
+        return True
+    words = len(_WORD.findall(text))
+    pieces = embedder.count_tokens(text) - embedder.count_tokens("")  # without the model's own markers
+    return words == 0 or pieces <= tokens_per_word * words
 
 
 def fuse(dense: Sequence[Hit], lexical: Sequence[Hit], options: RetrievalOptions) -> list[str]:

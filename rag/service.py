@@ -18,6 +18,7 @@ from rag.answer import fixed_messages
 from rag.components import (embedder_folder, load_chat_model, load_embedder, load_reranker, open_document_index,
                             resolve_chat_model)
 from rag.config import HearthConfig, model_allowed
+from rag.crosslingual import LanguageNotice, language_notice
 from rag.errors import IndexDamaged, StoreError
 from rag.ingest import IngestReport, Progress, forget, ingest
 from rag.manifest import DocumentRecord, Manifest
@@ -384,6 +385,14 @@ class Hearth(Questions):
         rows = [r for r in self.store.keyword_rows(workspace) if r.source in done]
         return self_test(rows, search=lambda q: self.search(q, k=k, workspace=workspace),
                          model=lambda: self.chat_model, n=n, k=k, seed=seed, progress=progress, cancel=cancel)
+
+    def language_notice(self, *, workspace: str = DEFAULT_WORKSPACE) -> LanguageNotice | None:
+        """Whether most of the workspace is in a language its embedding model does not read (with the numbers)."""
+        workspace = check_workspace(workspace)
+        passages = self.store.languages(workspace)
+        if not passages:
+            return None
+        return language_notice(passages, self.embedder_for(workspace))
 
     def sources(self, *, workspace: str = DEFAULT_WORKSPACE) -> list[DocumentRecord]:
         """Every document the workspace knows, with its status."""

@@ -97,6 +97,10 @@ class DocumentIndex(VectorStore, Protocol):
         """Every passage in the keyword index (the self-test samples them)."""
         ...
 
+    def languages(self, workspace: str) -> dict[str, int]:
+        """How many of the workspace's passages are in each language (ISO 639-1 codes)."""
+        ...
+
     def drop_workspace(self, workspace: str) -> None:
         """Remove the workspace's collection itself (its vector size goes with it)."""
         ...
@@ -456,6 +460,10 @@ class HybridStore:
     def keyword_rows(self, workspace: str) -> list[LexicalRow]:
         """Every passage in the keyword index."""
         return list(self.lexical.all_rows(workspace))
+
+    def languages(self, workspace: str) -> dict[str, int]:
+        """How many of the workspace's passages are in each language, from the keyword index."""
+        return self.lexical.languages(workspace)
 
     def drop_workspace(self, workspace: str) -> None:
         """Remove the workspace's vector collection (its documents were forgotten first)."""

@@ -181,6 +181,11 @@ class Operations(QObject):
         hearth = self.hearth
         return self.reader.submit("documents", lambda s: hearth.sources(workspace=workspace))
 
+    def language_notice(self, workspace: str) -> Job:
+        """Whether most of the workspace is in a language its embedding model does not read (None if not)."""
+        hearth = self.hearth
+        return self.reader.submit("languages", lambda s: hearth.language_notice(workspace=workspace))
+
     def list_models(self) -> Job:
         """The model library: built-in models and the GGUF files in the models folder."""
         hearth = self.hearth

@@ -59,3 +59,27 @@ def test_reindex_reads_documents_again_and_refuses_one_that_is_gone(qtbot, tmp_p
     assert lib.status_of(sources[0]) == "done"  # nothing was dropped, nothing left waiting
     assert w.ops.hearth.search("fridge cleaned Monday", k=1)
     w.close()
+
+
+class CyrillicPiecesEmbedder(HashEmbedder):
+    """Cuts a Cyrillic word into one piece a letter, as an English-only tokenizer does (more or less)."""
+
+    def count_tokens(self, text: str) -> int:
+        return sum(len(w) if any("а" <= c <= "я" for c in w.lower()) else 1 for w in text.split())
+
+
+def test_a_workspace_mostly_in_a_language_the_embedder_cannot_read_says_so_with_the_numbers(qtbot, tmp_path):
+    from tests.rag.russian_memos import MEMOS, write_memos
+
+    w = build_window(HearthConfig(data_dir=tmp_path / "data"), prefs=Prefs(tmp_path / "gui.ini"),
+                     open_external=lambda p: None,
+                     factory=lambda cfg: Hearth(cfg, embedder=CyrillicPiecesEmbedder(), chat_model=ScriptedModel("ok")))
+    qtbot.addWidget(w)
+    w.show()
+    w.start()
+    w.ingest([write_memos(tmp_path / "memos")])
+    qtbot.waitUntil(lambda: "in Russian" in w.library.banner.message, timeout=WAIT)
+    passages = w.ops.hearth.store.languages("default")["ru"]
+    assert passages >= len(MEMOS)
+    assert f"{passages} of the {passages} passages here are in Russian" in w.library.banner.message
+    assert "hearth embedder add" in w.library.banner.message  # the hint: how to switch to a multilingual model

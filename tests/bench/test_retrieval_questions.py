@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -95,11 +96,11 @@ def test_gold_answers_occur_in_the_gold_places():
     assert not problems, "\n".join(problems)
 
 
-def place_problems(questions: list[dict]) -> list[str]:
+def place_problems(questions: list[dict], root: Path | None = None) -> list[str]:
     """Gold sections and pages that the unpacked corpus does not have (also used for the held-out set)."""
     from rag.loaders import load
 
-    root = corpus.corpus_root()
+    root = root or corpus.corpus_root()
     by_file: dict[str, list] = {}
     for q in questions:
         by_file.setdefault(q["gold"]["file"], []).append(q)
@@ -117,11 +118,11 @@ def place_problems(questions: list[dict]) -> list[str]:
     return problems
 
 
-def answer_problems(questions: list[dict]) -> list[str]:
+def answer_problems(questions: list[dict], root: Path | None = None) -> list[str]:
     """Answer phrases that are not in their gold place's text as the loaders extract it."""
     from rag.loaders import load
 
-    root = corpus.corpus_root()
+    root = root or corpus.corpus_root()
     loaded: dict[str, list] = {}
     problems = []
     for q in questions:

@@ -21,6 +21,7 @@ class DocumentController(Controller):
     def __init__(self, window) -> None:
         super().__init__(window)
         self.jobs: list[Job] = []
+        self._noticed: set[str] = set()  # workspaces whose languages were checked this session
 
     def refresh(self) -> None:
         """Reload the current workspace's document list."""
@@ -38,7 +39,22 @@ class DocumentController(Controller):
         if ws != self.workspace:
             return
         self.window.library.set_documents(docs)
-        self._update_count(sum(1 for d in docs if d.status == "done"))
+        done = sum(1 for d in docs if d.status == "done")
+        self._update_count(done)
+        if done and ws not in self._noticed:
+            self._noticed.add(ws)  # said once a session per workspace; the banner is closed by the user
+            job = self.ops.language_notice(ws)
+            job.finished.connect(lambda notice: self._show_language_notice(ws, notice))
+
+    def _show_language_notice(self, ws: str, notice: Any) -> None:
+        """Most of the workspace is in a language the embedder does not read: say so, with the numbers."""
+        if notice is not None and ws == self.workspace:
+            self.window.library.banner.show_message(
+                self.tr("{n} of the {total} passages here are in {language}, which the embedding model {model} "
+                        "does not read: questions in {language} are matched by their words only, not by their "
+                        "meaning.").format(n=f"{notice.passages:,}", total=f"{notice.total:,}",
+                                           language=notice.language_name, model=notice.embedder),
+                notice.hint, level="info")
 
     def _update_count(self, n: int) -> None:
         self.window.chat.set_workspace_label(self.window.workspaces.label(), n)
