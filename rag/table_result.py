@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rag.language import detect
 from rag.loaders import CELL_SEPARATOR
 from rag.store import Hit
 from rag.tables import Row, Table
@@ -86,10 +87,8 @@ class TableResult:
 
 
 def language(text: str) -> str:
-    """"ru" when the text is mostly Cyrillic, else "en"."""
-    cyrillic = sum("а" <= c.lower() <= "я" or c in "ёЁ" for c in text)
-    latin = sum("a" <= c.lower() <= "z" for c in text)
-    return "ru" if cyrillic > latin else "en"
+    """The language a table answer is stated in: "ru" for a Russian question, else "en"."""
+    return "ru" if detect(text) == "ru" else "en"
 
 
 # The statement ------------------------------------------------------------------------------------------
