@@ -102,3 +102,16 @@ def test_language_counts_are_per_workspace(tmp_path: Path):
     index = LexicalIndex(tmp_path / "lex.sqlite")
     index.add_rows("ws", rows(MEMOS))
     assert index.languages("other") == {}
+
+
+def test_a_verbs_forms_and_a_words_derivations_meet_at_their_root(tmp_path):
+    # Snowball leaves them apart ("передава" / "переда", "паркова" / "парковк"); the first six letters join them.
+    index = LexicalIndex(tmp_path / "lex.sqlite")
+    index.add_rows("ws", rows({
+        "sick": "Больничные листы. Электронный больничный лист передаётся в отдел кадров после выздоровления.",
+        "approval": "Лист согласования. Кому передавать лист согласования договора? Лист согласования передают юристу.",
+        "parking": "Парковка. Парковочные места закреплены за руководителями; остальным сотрудникам выдаются пропуска.",
+        "rooms": "Переговорные. Где сотрудникам забронировать места? Места бронируются через календарь сотрудникам.",
+    }))
+    assert ranked(index, "Кому передавать больничный лист?")[0] == "sick"
+    assert ranked(index, "Где сотрудникам парковаться?")[0] == "parking"
