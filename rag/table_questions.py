@@ -17,6 +17,7 @@ from __future__ import annotations
 import calendar
 import math
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -309,15 +310,18 @@ def _both_note(table: Table, used: tuple[int, str, int, int], other: tuple[int, 
             f"{table.columns[used[0]]} was used.")
 
 
-_DISTINCT: dict[tuple[str, int, int, int], dict[str, list[tuple[str, tuple[str, ...]]]]] = {}
+# Per table object and column: the store hands out one object per stored table, and a re-indexed document's
+# tables are new objects, so an index never outlives the values it was built from.
+_DISTINCT: dict[tuple[int, int], tuple[weakref.ref[Table], dict[str, list[tuple[str, tuple[str, ...]]]]]] = {}
 _DISTINCT_TABLES = 4096  # columns whose values are kept indexed between questions
 
 
 def _distinct(table: Table, j: int) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
     """A text column's distinct values with their words, by the first three letters of their first word
     (words that `same_word` matches share them), so a question looks up only the values it could name."""
-    key = (table.source, table.ordinal, table.start, j)
-    cached = _DISTINCT.get(key)
+    key = (id(table), j)
+    entry = _DISTINCT.get(key)
+    cached = entry[1] if entry is not None and entry[0]() is table else None
     if cached is None:
         seen: dict[str, tuple[str, ...]] = {}
         for r in table.rows:
@@ -331,7 +335,7 @@ def _distinct(table: Table, j: int) -> dict[str, list[tuple[str, tuple[str, ...]
             cached.setdefault(words[0][:3], []).append((value, words))
         if len(_DISTINCT) >= _DISTINCT_TABLES:
             _DISTINCT.pop(next(iter(_DISTINCT)))
-        _DISTINCT[key] = cached
+        _DISTINCT[key] = (weakref.ref(table), cached)
     return cached
 
 

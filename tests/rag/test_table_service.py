@@ -165,3 +165,14 @@ def test_a_failing_table_match_costs_nothing_but_itself(tmp_path: Path, docs: Pa
     monkeypatch.setattr("rag.questions.answer_from_tables", broken)
     answer = hearth.ask("How many invoices are unpaid?")
     assert answer.table is None and len(model.prompts) == 1  # searched and answered the usual way
+
+
+def test_changed_cell_values_are_matched_after_a_reindex(tmp_path: Path, docs: Path) -> None:
+    hearth = make_hearth(tmp_path)
+    hearth.ingest([docs])
+    assert hearth.table_answer("How many invoices are unpaid?").result == 2
+    # The same table at the same place in the file, with other values: the new ones are what a question names.
+    (docs / "invoices.csv").write_text(CSV.replace("Unpaid", "Pending"), encoding="utf-8")
+    hearth.ingest([docs])
+    assert hearth.table_answer("How many invoices are pending?").result == 2
+    assert hearth.table_answer("How many invoices are unpaid?") is None
