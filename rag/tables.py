@@ -18,7 +18,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rag.loaders import CELL_SEPARATOR, Section
@@ -65,15 +66,11 @@ class Table:
     @property
     def name(self) -> str:
         """How an answer names the table: "staff.xlsx › Staff", or the file alone."""
-        from pathlib import Path
-
         file = Path(self.source).name
         return f"{file} › {self.sheet}" if self.sheet else file
 
 
-@dataclass
-class _Grid:
-    lines: list[tuple[list[str], int, int]] = field(default_factory=list)  # cells, start, end
+Line = tuple[list[str], int, int]  # a table line's cells, and where the line starts and ends in the text
 
 
 def extract_tables(source: str, sections: Sequence[Section]) -> list[Table]:
@@ -81,16 +78,15 @@ def extract_tables(source: str, sections: Sequence[Section]) -> list[Table]:
     tables: list[Table] = []
     for section in sections:
         for a, b in section.tables:
-            grid = _grid(section.text, a, b, section.offset)
-            table = _table(source, len(tables), section, grid)
+            table = _table(source, len(tables), section, _lines(section.text, a, b, section.offset))
             if table is not None:
                 tables.append(table)
     return tables
 
 
-def _grid(text: str, a: int, b: int, offset: int) -> _Grid:
+def _lines(text: str, a: int, b: int, offset: int) -> list[Line]:
     """The table's lines split into cells, with their offsets in the document's text."""
-    grid = _Grid()
+    lines: list[Line] = []
     body = text[a:b]
     markdown = any(_MD_DELIMITER.match(line) and "-" in line for line in body.splitlines()[1:3])
     pos = a
@@ -108,12 +104,11 @@ def _grid(text: str, a: int, b: int, offset: int) -> _Grid:
             cells = [c.replace("\\|", "|").strip() for c in re.split(r"(?<!\\)\|", inner)]
         else:
             cells = [c.strip() for c in line.split(CELL_SEPARATOR)]
-        grid.lines.append((cells, start, end))
-    return grid
+        lines.append((cells, start, end))
+    return lines
 
 
-def _table(source: str, ordinal: int, section: Section, grid: _Grid) -> Table | None:
-    lines = grid.lines
+def _table(source: str, ordinal: int, section: Section, lines: list[Line]) -> Table | None:
     width = max((len(c) for c, _, _ in lines), default=0)
     if width < MIN_COLUMNS or len(lines) < MIN_ROWS + 1:
         return None
@@ -127,7 +122,7 @@ def _table(source: str, ordinal: int, section: Section, grid: _Grid) -> Table | 
         data_from += 1
     columns = _unique_names(header)
     raw = [(_pad(c, width), s, e) for c, s, e in lines[data_from:]]
-    totals: list[tuple[list[str], int, int]] = []
+    totals: list[Line] = []
     while raw and _TOTAL_ROW.match(next((c for c in raw[-1][0] if c), "")):
         totals.insert(0, raw.pop())
     if len(raw) < MIN_ROWS:
@@ -149,7 +144,7 @@ def _pad(cells: list[str], width: int) -> list[str]:
     return (cells + [""] * width)[:width]
 
 
-def _header_index(lines: list[tuple[list[str], int, int]], width: int) -> int | None:
+def _header_index(lines: list[Line], width: int) -> int | None:
     """The first row near the top that reads as a header: two or more text cells, half the width, none a
     number or a date, and a row after it."""
     for i, (cells, _, _) in enumerate(lines[: _HEADER_SEARCH]):
@@ -161,7 +156,7 @@ def _header_index(lines: list[tuple[list[str], int, int]], width: int) -> int | 
     return None
 
 
-def _merged_top(top: list[str], sub: list[str], after: Sequence[tuple[list[str], int, int]]) -> bool:
+def _merged_top(top: list[str], sub: list[str], after: Sequence[Line]) -> bool:
     """Whether `top` is the upper row of a two-row header: cells merged across columns leave gaps that the
     row below fills with text, and data rows follow."""
     gaps = [j for j, c in enumerate(top) if not c]
