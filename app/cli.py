@@ -117,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
     ep.add_argument("--json", action="store_true", help="print the result as JSON")
     ep = esub.add_parser("list", help="list the converted embedding models")
     ep.add_argument("--json", action="store_true", help="print the result as JSON")
+    ep = esub.add_parser("use", help="embed a workspace's documents again with another model, which it then "
+                                      "searches with")
+    ep.add_argument("name", help="model name (see `hearth embedder list`)")
+    ep.add_argument("--workspace", default="default", help="workspace to switch (default: default)")
+    ep.add_argument("--json", action="store_true", help="print the result as JSON")
     ep = esub.add_parser("check", help="load an embedding model and say where it runs (GPU or CPU, and why)")
     ep.add_argument("name", nargs="?", default=None, help="model name or key (default: the default model)")
     ep.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -269,6 +274,12 @@ def _embedder(hearth, args: argparse.Namespace) -> int:
             check = f", mean cosine {i.check['mean_cosine']:.4f} to fp32" if i.check else ""
             print(f"{i.name}  [{i.key}]  {i.precision}{' built-in' if i.builtin else ''}{check}")
         return EXIT_OK
+    if args.embedder_command == "use":
+        bar = _ProgressLine()
+        report = hearth.reembed(args.name, workspace=args.workspace, progress=bar)
+        bar.close()
+        _print_ingest(report, args.json)
+        return EXIT_FAILED if report.failed else EXIT_OK
     from inference.embedder import onnxruntime_distributions
 
     emb = hearth.embedder_named(args.name or hearth.config.embedder)

@@ -119,8 +119,8 @@ class LanguageNotice:
     def hint(self) -> str:
         """How to switch to a multilingual embedding model."""
         return ("A multilingual model (multilingual-e5, bge-m3: a folder with model.onnx and tokenizer.json) "
-                "would read them: `hearth embedder add FOLDER --name NAME`, then `hearth --embedder NAME ingest "
-                "FOLDERS --workspace WORKSPACE` embeds the workspace again, with progress.")
+                "would read them: `hearth embedder add FOLDER --name NAME`, then `hearth embedder use NAME "
+                "--workspace WORKSPACE` embeds the workspace again, with progress.")
 
 
 def language_notice(passages: Mapping[str, int], embedder: Embedder) -> LanguageNotice | None:

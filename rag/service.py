@@ -230,8 +230,44 @@ class Hearth(Questions):
     ) -> IngestReport:
         """Index files and folders into a workspace (re-embedding all of it when the embedder changed)."""
         workspace = check_workspace(workspace)
-        embedder = self.embedder_for(workspace)
-        paths = list(paths)
+        return self._ingest_with(self.embedder_for(workspace), list(paths), workspace, progress, cancel)
+
+    def reembed(
+        self,
+        embedder: str,
+        *,
+        workspace: str = DEFAULT_WORKSPACE,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> IngestReport:
+        """Embed every document of a workspace again with another embedding model (a name from
+        `hearth embedder list`, or the built-in one's), which the workspace then searches with.
+
+        Vectors of two models never mix: the workspace is emptied first and its files read again, so a run
+        stopped half-way leaves the rest out of the library until they are added again.
+        """
+        workspace = check_workspace(workspace)
+        chosen = self.embedder_named(embedder)
+        forced = self.config.embedder
+        if forced is not None and self.embedder_named(forced).name != chosen.name:
+            raise UsageError(f"The embedding model is set to {forced!r} for every workspace, so {workspace!r} "
+                             f"cannot switch to {embedder!r}.",
+                             hint="Start Hearth without --embedder (or HEARTH_EMBEDDER) to choose per workspace.")
+        if self.manifest.workspace_embedder(workspace) == chosen.name:
+            raise UsageError(f"Workspace {workspace!r} is already embedded with {chosen.name!r}.")
+        paths = self._unbind_for_reembedding(workspace, chosen)
+        return self._ingest_with(chosen, paths, workspace, progress, cancel)
+
+    def add_embedder(self, folder: Path, *, name: str | None = None) -> Any:
+        """Convert a user's sentence-transformers folder into the embedder library (no network; a minute or
+        so); returns its `EmbedderInfo`. UsageError / ModelError say what is wrong with the folder."""
+        from inference.models import add_embedder
+
+        return add_embedder(Path(folder), self.config.cache_dir, name=name)
+
+    def _ingest_with(self, embedder: Embedder, paths: list[Path], workspace: str,
+                     progress: Callable[[Progress], None] | None,
+                     cancel: Callable[[], bool] | None) -> IngestReport:
         bound = self.manifest.workspace_embedder(workspace)
         if bound is not None and bound != embedder.name:
             paths = self._unbind_for_reembedding(workspace, embedder) + paths

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui import theme
-from app.gui.operations import FileResult, FileStage, Queued
+from app.gui.operations import Converting, FileResult, FileStage, Queued
 from app.gui.widgets import Banner, muted, plain_tooltip, title
 from rag.ingest import IngestReport, Progress
 from rag.manifest import DocumentRecord
@@ -296,6 +296,9 @@ class LibraryPanel(QWidget):
                 self._current = None
         elif isinstance(event, Progress):
             self._show_progress(event)
+        elif isinstance(event, Converting):
+            self.progress_text.setText(self.tr("Converting the embedding model in {folder} (a minute or so)…").format(
+                folder=Path(event.folder).name))
         self._update_summary()
 
     def finish(self, report: IngestReport | None, *, stopped: bool = False) -> None:

@@ -59,6 +59,13 @@ class FileStage:
 
 
 @dataclass(frozen=True)
+class Converting:
+    """Progress event: a user's embedding model is being converted before the documents are embedded."""
+
+    folder: str
+
+
+@dataclass(frozen=True)
 class FileResult:
     """Progress event: one file's turn ended; `ok` is whether it is now indexed (reasons come at the end)."""
 
@@ -279,6 +286,20 @@ class Operations(QObject):
                 sources, workspace=workspace, progress=progress, cancel=cancel), queued=queued)
 
         return self._write("reindex", run)
+
+    def reembed(self, folder: Path, workspace: str) -> Job:
+        """Convert a user's embedding model folder and embed the workspace's documents again with it; progress:
+        Converting, then the ingest events; the result is the IngestReport."""
+        hearth = self.hearth
+
+        def run(state: JobState):
+            state.progress(Converting(str(folder)))
+            info = hearth.add_embedder(folder)
+            sources = [r.source for r in hearth.sources(workspace=workspace)]
+            return _with_file_events(hearth, workspace, state, lambda progress, cancel: hearth.reembed(
+                info.name, workspace=workspace, progress=progress, cancel=cancel), queued=Queued(sources, []))
+
+        return self._write("reembed", run)
 
     def delete_workspace(self, workspace: str) -> Job:
         """Remove every document of a workspace from the index."""

@@ -8,11 +8,12 @@ models is always set as plain text (`plain_label`, `muted`, `plain_tooltip`, `co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QSizePolicy, QToolButton,
+                               QWidget)
 
 from app.gui import theme
 
@@ -33,6 +34,11 @@ class Banner(QFrame):
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.text.linkActivated.connect(lambda _link: self.log_requested.emit())
         lay.addWidget(self.text, 1)
+        self.action = QPushButton()  # what the message offers to do, when it offers something
+        self.action.hide()
+        self.action.clicked.connect(self._act)
+        self._on_action: Callable[[], None] | None = None
+        lay.addWidget(self.action, 0, Qt.AlignmentFlag.AlignTop)
         close = QToolButton()
         close.setText("✕")
         close.setAutoRaise(True)
@@ -42,8 +48,12 @@ class Banner(QFrame):
         self.hide()
 
     def show_message(self, message: str, hint: str | None = None, *, level: str = "error",
-                     log_link: bool = False) -> None:
-        """Show a message; `level` is 'error', 'warning' or 'info'."""
+                     log_link: bool = False, action: tuple[str, Callable[[], None]] | None = None) -> None:
+        """Show a message; `level` is 'error', 'warning' or 'info'; `action` is a button (label, what it
+        does) beside it, which also closes the banner."""
+        self._on_action = action[1] if action else None
+        self.action.setText(action[0] if action else "")
+        self.action.setVisible(action is not None)
         colour = {"error": theme.ERROR, "warning": theme.WARN}.get(level, theme.OK)
         bg = QColor(colour)
         bg.setAlpha(40)
@@ -59,6 +69,12 @@ class Banner(QFrame):
             html += f" <a href='log'>{_esc(link)}</a>"
         self.text.setText(html)
         self.show()
+
+    def _act(self) -> None:
+        act, self._on_action = self._on_action, None
+        self.hide()
+        if act is not None:
+            act()
 
     @property
     def message(self) -> str:

@@ -82,4 +82,68 @@ def test_a_workspace_mostly_in_a_language_the_embedder_cannot_read_says_so_with_
     passages = w.ops.hearth.store.languages("default")["ru"]
     assert passages >= len(MEMOS)
     assert f"{passages} of the {passages} passages here are in Russian" in w.library.banner.message
-    assert "hearth embedder add" in w.library.banner.message  # the hint: how to switch to a multilingual model
+    assert "multilingual model" in w.library.banner.message  # the hint, and the button that switches
+    assert w.library.banner.action.isVisible() and w.library.banner.action.text() == "Use a multilingual model…"
+
+
+def test_the_language_notice_switches_the_workspace_to_a_chosen_model_in_one_step(qtbot, tmp_path, monkeypatch):
+    """The banner's "Use a multilingual model…": pick a folder, confirm, the model is converted and every
+    document embedded again with it, with the library's progress; a folder that is no model changes nothing."""
+    from app.gui.controllers import documents
+    from inference import models
+    from rag.crosslingual import LanguageNotice
+    from tests.inference.tinybert import unigram_tokenizer, wordpiece_tokenizer, write_folder
+    from tests.rag.russian_memos import MEMOS, write_memos
+
+    data = tmp_path / "data"
+    english_only = write_folder(tmp_path / "model-a", tokenizer=wordpiece_tokenizer(), hidden=32)
+    models.add_embedder(english_only, data / "cache", int8=False)
+    memos = write_memos(tmp_path / "memos")
+    first = Hearth(HearthConfig(data_dir=data, embedder="model-a", embed_threads=1))
+    assert first.ingest([memos]).added == len(MEMOS)
+    first.close()
+    multilingual = write_folder(tmp_path / "e5-tiny", tokenizer=unigram_tokenizer(), hidden=48, seed=1,
+                                prompts={"query": "query: ", "passage": "passage: "})
+
+    chosen: list[Path] = [tmp_path / "memos"]  # not a model folder: refused, nothing changes
+    asked: list[str] = []
+
+    class Dialog:
+        @staticmethod
+        def getExistingDirectory(*_args):
+            return str(chosen[0])
+
+    monkeypatch.setattr(documents, "QFileDialog", Dialog)
+    monkeypatch.setattr(documents, "confirm", lambda _w, _t, text, **_k: asked.append(text) or True)
+    w = build_window(HearthConfig(data_dir=data, embed_threads=1), prefs=Prefs(tmp_path / "gui.ini"),
+                     open_external=lambda p: None, factory=lambda cfg: Hearth(cfg, chat_model=ScriptedModel("ok")))
+    qtbot.addWidget(w)
+    w.show()
+    w.start()
+    qtbot.waitUntil(lambda: w.library.done_count() == len(MEMOS), timeout=WAIT)
+    hearth = w.ops.hearth
+    old_key = hearth.manifest.workspace_embedder("default")
+    banner = w.library.banner
+
+    # The tiny English model reads no Russian: the library says so by itself, with the button.
+    qtbot.waitUntil(lambda: banner.action.isVisible(), timeout=WAIT)
+    assert f"passages here are in Russian, which the embedding model {old_key} does not read" in banner.message
+    assert banner.action.text() == "Use a multilingual model…"
+    banner.action.click()
+    qtbot.waitUntil(lambda: not w.ops.busy and banner.isVisible(), timeout=WAIT)
+    assert "config.json" in banner.message and not banner.action.isVisible(), banner.message
+    assert hearth.manifest.workspace_embedder("default") == old_key
+    assert len(hearth.manifest.done_sources("default")) == len(MEMOS)
+
+    chosen[0] = multilingual
+    w.documents._show_language_notice("default", LanguageNotice("ru", 9, 10, old_key))  # shown once a session
+    banner.action.click()
+    assert f"embed the {len(MEMOS)} documents of this workspace again" in asked[-1]
+    qtbot.waitUntil(lambda: not w.ops.busy and "now searched with the model in e5-tiny" in banner.message,
+                    timeout=60_000)
+    assert hearth.manifest.workspace_embedder("default").startswith("e5-tiny-")
+    assert hearth.embedder_for("default").dim == 48
+    assert len(hearth.manifest.done_sources("default")) == len(MEMOS)
+    assert all(w.library.status_of(s) == "done" for s in hearth.manifest.done_sources("default"))
+    assert hearth.search("Сколько дней отпуска", k=3)
+    w.close()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from inference import models
-from inference.errors import UsageError
+from inference.errors import HearthError, UsageError
 from rag.service import Hearth, HearthConfig
 from tests.inference.tinybert import unigram_tokenizer, wordpiece_tokenizer, write_folder
 
@@ -101,3 +101,48 @@ def test_queries_get_the_query_prompt(data_dir: Path, tmp_path: Path, monkeypatc
     h.search("meal allowance", workspace="w")
     assert seen == [["meal allowance"]]
     assert isinstance(real(["x"]), np.ndarray)
+
+
+def test_reembed_switches_one_workspace_and_refuses_what_cannot_be(data_dir: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "cache").symlink_to(data_dir / "cache", target_is_directory=True)
+    docs = _docs(tmp_path)
+    h = _hearth(data, None)
+    h.ingest(docs, workspace="office")
+    h.ingest(docs, workspace="other")
+    default_key = h.manifest.workspace_embedder("office")
+    stages: list[str] = []
+    report = h.reembed("model-b", workspace="office", progress=lambda p: stages.append(p.current or ""))
+    assert report.added == 2 and not report.failed and stages
+    assert h.manifest.workspace_embedder("office").startswith("model-b-")
+    assert h.manifest.workspace_embedder("other") == default_key  # the other workspace keeps its model
+    assert h.embedder_for("office").dim == 48 and h.embedder_for("other").dim != 48
+    assert sorted(Path(s).name for s in h.manifest.done_sources("office")) == ["leave.txt", "travel.txt"]
+    assert h.search("Сколько дней отпуска", workspace="office")[0].source.endswith("leave.txt")
+    with pytest.raises(UsageError, match="already embedded"):
+        h.reembed("model-b", workspace="office")
+    with pytest.raises(UsageError, match="for every workspace"):
+        _hearth(data, "model-a").reembed("model-b", workspace="other")
+    with pytest.raises(HearthError):
+        h.reembed("no-such-model", workspace="other")
+    assert h.manifest.workspace_embedder("other") == default_key  # a refused switch changes nothing
+
+
+def test_cli_embedder_use(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from app.cli import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "cache").symlink_to(data_dir / "cache", target_is_directory=True)
+    docs = [str(p) for p in _docs(tmp_path)]
+    base = ["--data-dir", str(data), "--threads", "1"]
+    assert main(base + ["--embedder", "model-a", "ingest", *docs, "--workspace", "w", "--json"]) == 0
+    capsys.readouterr()
+    assert main(base + ["embedder", "use", "model-b", "--workspace", "w", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["added"] == 2
+    assert _hearth(data, None).embedder_for("w").dim == 48
+    assert main(base + ["embedder", "use", "model-b", "--workspace", "w"]) == 2
+    assert "already embedded with" in capsys.readouterr().err

@@ -49,12 +49,38 @@ class DocumentController(Controller):
     def _show_language_notice(self, ws: str, notice: Any) -> None:
         """Most of the workspace is in a language the embedder does not read: say so, with the numbers."""
         if notice is not None and ws == self.workspace:
+            names = {"ru": self.tr("Russian"), "de": self.tr("German"), "fr": self.tr("French"),
+                     "es": self.tr("Spanish"), "it": self.tr("Italian"), "pt": self.tr("Portuguese"),
+                     "nl": self.tr("Dutch"), "pl": self.tr("Polish")}
             self.window.library.banner.show_message(
                 self.tr("{n} of the {total} passages here are in {language}, which the embedding model {model} "
                         "does not read: questions in {language} are matched by their words only, not by their "
                         "meaning.").format(n=f"{notice.passages:,}", total=f"{notice.total:,}",
-                                           language=notice.language_name, model=notice.embedder),
-                notice.hint, level="info")
+                                           language=names.get(notice.language, notice.language_name),
+                                           model=notice.embedder),
+                self.tr("A multilingual model (multilingual-e5 or bge-m3, as a sentence-transformers folder) would "
+                        "read them: Hearth converts it and embeds this workspace's documents again with it."),
+                level="info", action=(self.tr("Use a multilingual model…"), lambda: self.choose_embedder(ws)))
+
+    def choose_embedder(self, ws: str) -> Job | None:
+        """Pick a user's embedding model folder and, once confirmed, embed the workspace again with it."""
+        folder = QFileDialog.getExistingDirectory(
+            self.window, self.tr("Choose a multilingual embedding model folder"), str(Path.home()))
+        if not folder:
+            return None
+        n = self.window.library.done_count() if ws == self.workspace else 0
+        if not confirm(self.window, self.tr("Use another embedding model"),
+                       self.tr("Convert the model in {folder} and embed the {n} documents of this workspace again "
+                               "with it? That takes a while; questions are answered from the documents already "
+                               "done. If you stop it, add the remaining documents again later.").format(
+                           folder=Path(folder).name, n=n), default_yes=True):
+            return None
+        job = self.ops.reembed(Path(folder), ws)
+        self._track(job, ws)
+        job.finished.connect(lambda report: ws == self.workspace and not report.failed and self.window.library.banner.show_message(
+            self.tr("This workspace is now searched with the model in {folder}.").format(folder=Path(folder).name),
+            level="info"))
+        return job
 
     def _update_count(self, n: int) -> None:
         self.window.chat.set_workspace_label(self.window.workspaces.label(), n)

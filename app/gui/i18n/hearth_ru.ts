@@ -4,12 +4,12 @@
 <context>
     <name>Banner</name>
     <message>
-        <location filename="../widgets.py" line="39"/>
+        <location filename="../widgets.py" line="45"/>
         <source>Dismiss</source>
         <translation>Закрыть</translation>
     </message>
     <message>
-        <location filename="../widgets.py" line="58"/>
+        <location filename="../widgets.py" line="68"/>
         <source>Open the log file</source>
         <translation>Открыть журнал</translation>
     </message>
@@ -25,43 +25,43 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../chat.py" line="416"/>
+        <location filename="../chat.py" line="424"/>
         <source>Ask about your documents…  (Enter sends, Shift+Enter: new line)</source>
         <translation>Спросите о своих документах…  (Enter — отправить, Shift+Enter — новая строка)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="419"/>
-        <location filename="../chat.py" line="499"/>
+        <location filename="../chat.py" line="427"/>
+        <location filename="../chat.py" line="507"/>
         <source>Send</source>
         <translation>Отправить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="450"/>
+        <location filename="../chat.py" line="458"/>
         <source>Answers come only from the documents in this workspace, with their sources. Drop files or folders anywhere on the window to add them.</source>
         <translation>Ответы берутся только из документов этого пространства, с указанием источников. Чтобы добавить файлы или папки, перетащите их в любое место окна.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="459"/>
+        <location filename="../chat.py" line="467"/>
         <source>Ask anything about the {n} documents in “{ws}”</source>
         <translation>Спросите что угодно о документах в «{ws}» ({n})</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="462"/>
+        <location filename="../chat.py" line="470"/>
         <source>“{ws}” has no documents yet</source>
         <translation>В «{ws}» пока нет документов</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="499"/>
+        <location filename="../chat.py" line="507"/>
         <source>Stop</source>
         <translation>Остановить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="500"/>
+        <location filename="../chat.py" line="508"/>
         <source>Stop the answer (Esc)</source>
         <translation>Остановить ответ (Esc)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="500"/>
+        <location filename="../chat.py" line="508"/>
         <source>Send (Enter)</source>
         <translation>Отправить (Enter)</translation>
     </message>
@@ -117,52 +117,127 @@
 <context>
     <name>DocumentController</name>
     <message>
-        <location filename="../controllers/documents.py" line="48"/>
+        <location filename="../controllers/documents.py" line="52"/>
+        <source>Russian</source>
+        <translation>русский</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="52"/>
+        <source>German</source>
+        <translation>немецкий</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="52"/>
+        <source>French</source>
+        <translation>французский</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="53"/>
+        <source>Spanish</source>
+        <translation>испанский</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="53"/>
+        <source>Italian</source>
+        <translation>итальянский</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="53"/>
+        <source>Portuguese</source>
+        <translation>португальский</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="54"/>
+        <source>Dutch</source>
+        <translation>нидерландский</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="54"/>
+        <source>Polish</source>
+        <translation>польский</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="56"/>
+        <source>{n} of the {total} passages here are in {language}, which the embedding model {model} does not read: questions in {language} are matched by their words only, not by their meaning.</source>
+        <translation>{n} из {total} фрагментов здесь написаны на языке, которого модель эмбеддингов {model} не понимает ({language}): вопросы на нём сопоставляются только по словам, а не по смыслу.</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="61"/>
+        <source>A multilingual model (multilingual-e5 or bge-m3, as a sentence-transformers folder) would read them: Hearth converts it and embeds this workspace&apos;s documents again with it.</source>
+        <translation>Их поймёт многоязычная модель (multilingual-e5 или bge-m3, папка sentence-transformers): Hearth преобразует её и заново построит эмбеддинги документов этого пространства.</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="63"/>
+        <source>Use a multilingual model…</source>
+        <translation>Выбрать многоязычную модель…</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="68"/>
+        <source>Choose a multilingual embedding model folder</source>
+        <translation>Выберите папку многоязычной модели эмбеддингов</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="72"/>
+        <source>Use another embedding model</source>
+        <translation>Другая модель эмбеддингов</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="73"/>
+        <source>Convert the model in {folder} and embed the {n} documents of this workspace again with it? That takes a while; questions are answered from the documents already done. If you stop it, add the remaining documents again later.</source>
+        <translation>Преобразовать модель из {folder} и заново построить с ней эмбеддинги {n} документов этого пространства? Это займёт время; на вопросы отвечают уже обработанные документы. Если остановить процесс, оставшиеся документы нужно будет добавить снова.</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="81"/>
+        <source>This workspace is now searched with the model in {folder}.</source>
+        <translation>Теперь поиск в этом пространстве идёт с моделью из {folder}.</translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="90"/>
         <source>Add documents</source>
         <translation>Добавить документы</translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="54"/>
+        <location filename="../controllers/documents.py" line="96"/>
         <source>Add a folder</source>
         <translation>Добавить папку</translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="97"/>
+        <location filename="../controllers/documents.py" line="139"/>
         <source>Indexed {n} documents ({chunks} passages) in {s:.1f} s; {u} unchanged, {f} failed.</source>
         <translation>Проиндексировано документов: {n} (фрагментов: {chunks}) за {s:.1f} с; без изменений: {u}, с ошибкой: {f}.</translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="114"/>
+        <location filename="../controllers/documents.py" line="156"/>
         <source>Stopping after the current document…</source>
         <translation>Остановка после текущего документа…</translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="119"/>
+        <location filename="../controllers/documents.py" line="161"/>
         <source>Remove documents</source>
         <translation>Убрать документы</translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="120"/>
+        <location filename="../controllers/documents.py" line="162"/>
         <source>Remove {names} from the library? The files themselves are not deleted.</source>
         <translation>Убрать {names} из библиотеки? Сами файлы не удаляются.</translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="134"/>
+        <location filename="../controllers/documents.py" line="176"/>
         <source>Adding the model {name}…</source>
         <translation>Добавление модели {name}…</translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="137"/>
+        <location filename="../controllers/documents.py" line="179"/>
         <source>Adding the model {name}… {pct:.0f}%</source>
         <translation>Добавление модели {name}… {pct:.0f}%</translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="141"/>
+        <location filename="../controllers/documents.py" line="183"/>
         <source>{name} is now in the model library.</source>
         <translation>Модель {name} добавлена в библиотеку моделей.</translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="142"/>
+        <location filename="../controllers/documents.py" line="184"/>
         <source>Choose it as the chat model in Settings (Ctrl+,).</source>
         <translation>Выберите её как модель для чата в настройках (Ctrl+,).</translation>
     </message>
@@ -170,221 +245,221 @@
 <context>
     <name>HardwarePanel</name>
     <message>
-        <location filename="../hardware_panel.py" line="55"/>
+        <location filename="../hardware_panel.py" line="68"/>
         <source>Looking at this machine…</source>
         <translation>Изучаем этот компьютер…</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="86"/>
+        <location filename="../hardware_panel.py" line="98"/>
         <source>No GPU found: the models run on the CPU.</source>
         <translation>Видеокарта не найдена: модели работают на процессоре.</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="97"/>
+        <location filename="../hardware_panel.py" line="124"/>
         <source>Hardware</source>
         <translation>Оборудование</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="100"/>
+        <location filename="../hardware_panel.py" line="127"/>
         <source>updated {time}</source>
         <translation>обновлено в {time}</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="103"/>
+        <location filename="../hardware_panel.py" line="130"/>
         <source>Refresh</source>
         <translation>Обновить</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="113"/>
+        <location filename="../hardware_panel.py" line="140"/>
         <source>integrated GPU</source>
         <translation>встроенная видеокарта</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="113"/>
+        <location filename="../hardware_panel.py" line="140"/>
         <source>discrete GPU</source>
         <translation>дискретная видеокарта</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="115"/>
-        <location filename="../hardware_panel.py" line="166"/>
+        <location filename="../hardware_panel.py" line="142"/>
+        <location filename="../hardware_panel.py" line="193"/>
         <source>driver {name}</source>
         <translation>драйвер {name}</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="115"/>
-        <location filename="../hardware_panel.py" line="166"/>
+        <location filename="../hardware_panel.py" line="142"/>
+        <location filename="../hardware_panel.py" line="193"/>
         <source>none</source>
         <translation>нет</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="117"/>
+        <location filename="../hardware_panel.py" line="144"/>
         <source>ROCm: yes</source>
         <translation>ROCm: да</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="117"/>
+        <location filename="../hardware_panel.py" line="144"/>
         <source>ROCm: no</source>
         <translation>ROCm: нет</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="119"/>
+        <location filename="../hardware_panel.py" line="146"/>
         <source>ROCm device {n}</source>
         <translation>устройство ROCm {n}</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="124"/>
+        <location filename="../hardware_panel.py" line="151"/>
         <source>Used</source>
         <translation>Используется</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="124"/>
+        <location filename="../hardware_panel.py" line="151"/>
         <source>Hidden from ROCm</source>
         <translation>Скрыта от ROCm</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="125"/>
+        <location filename="../hardware_panel.py" line="152"/>
         <source>Not usable by ROCm</source>
         <translation>Не поддерживается ROCm</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="125"/>
+        <location filename="../hardware_panel.py" line="152"/>
         <source>Not used</source>
         <translation>Не используется</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="135"/>
+        <location filename="../hardware_panel.py" line="162"/>
         <source>VRAM</source>
         <translation>VRAM</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="135"/>
+        <location filename="../hardware_panel.py" line="162"/>
         <source>GTT</source>
         <translation>GTT</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="143"/>
+        <location filename="../hardware_panel.py" line="170"/>
         <source>Models are loaded into this memory</source>
         <translation>Модели загружаются в эту память</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="165"/>
+        <location filename="../hardware_panel.py" line="192"/>
         <source>NPU</source>
         <translation>NPU</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="175"/>
+        <location filename="../hardware_panel.py" line="202"/>
         <source>CPU</source>
         <translation>Процессор</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="176"/>
+        <location filename="../hardware_panel.py" line="203"/>
         <source>{cores} cores, {threads} threads</source>
         <translation>ядер: {cores}, потоков: {threads}</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="185"/>
-        <location filename="../hardware_panel.py" line="208"/>
+        <location filename="../hardware_panel.py" line="212"/>
+        <location filename="../hardware_panel.py" line="235"/>
         <source>RAM</source>
         <translation>ОЗУ</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="198"/>
+        <location filename="../hardware_panel.py" line="225"/>
         <source>Memory plan</source>
         <translation>План памяти</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="199"/>
+        <location filename="../hardware_panel.py" line="226"/>
         <source>No chat model chosen yet.</source>
         <translation>Модель для чата ещё не выбрана.</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="201"/>
+        <location filename="../hardware_panel.py" line="228"/>
         <source>Memory plan: {model}</source>
         <translation>План памяти: {model}</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="202"/>
+        <location filename="../hardware_panel.py" line="229"/>
         <source>{ctx} tokens of context</source>
         <translation>контекст {ctx} токенов</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="205"/>
+        <location filename="../hardware_panel.py" line="232"/>
         <source>GPU</source>
         <translation>GPU</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="213"/>
+        <location filename="../hardware_panel.py" line="240"/>
         <source>weights</source>
         <translation>веса</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="213"/>
+        <location filename="../hardware_panel.py" line="240"/>
         <source>KV cache</source>
         <translation>KV-кэш</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="213"/>
+        <location filename="../hardware_panel.py" line="240"/>
         <source>compute</source>
         <translation>вычисления</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="214"/>
+        <location filename="../hardware_panel.py" line="241"/>
         <source>embedder</source>
         <translation>эмбеддер</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="221"/>
+        <location filename="../hardware_panel.py" line="248"/>
         <source>Layers on the GPU: {planned} of {total} planned</source>
         <translation>Слоёв на GPU: по плану {planned} из {total}</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="223"/>
+        <location filename="../hardware_panel.py" line="250"/>
         <source>{n} in use</source>
         <translation>фактически {n}</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="224"/>
+        <location filename="../hardware_panel.py" line="251"/>
         <source>model not loaded yet</source>
         <translation>модель ещё не загружена</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="227"/>
+        <location filename="../hardware_panel.py" line="254"/>
         <source>Fits in memory</source>
         <translation>Помещается в память</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="227"/>
+        <location filename="../hardware_panel.py" line="254"/>
         <source>Does not fit in memory</source>
         <translation>Не помещается в память</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="248"/>
+        <location filename="../hardware_panel.py" line="275"/>
         <source>{need} of {free} free</source>
         <translation>{need} из {free} свободных</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="255"/>
+        <location filename="../hardware_panel.py" line="282"/>
         <source>Runtimes</source>
         <translation>Среды выполнения</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="261"/>
-        <location filename="../hardware_panel.py" line="269"/>
+        <location filename="../hardware_panel.py" line="288"/>
+        <location filename="../hardware_panel.py" line="296"/>
         <source>not installed</source>
         <translation>не установлено</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="263"/>
+        <location filename="../hardware_panel.py" line="290"/>
         <source>CPU only</source>
         <translation>только процессор</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="272"/>
+        <location filename="../hardware_panel.py" line="299"/>
         <source>no working provider</source>
         <translation>нет рабочего провайдера</translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="293"/>
+        <location filename="../hardware_panel.py" line="320"/>
         <source>Checks</source>
         <translation>Проверки</translation>
     </message>
@@ -553,52 +628,57 @@
         <translation>Поиск документов…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="314"/>
+        <location filename="../library.py" line="300"/>
+        <source>Converting the embedding model in {folder} (a minute or so)…</source>
+        <translation>Преобразование модели эмбеддингов из {folder} (около минуты)…</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="317"/>
         <source>Indexing stopped.</source>
         <translation>Индексация остановлена.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="315"/>
+        <location filename="../library.py" line="318"/>
         <source>The documents indexed so far are kept; add the rest again to go on.</source>
         <translation>Уже проиндексированные документы сохранены; чтобы продолжить, добавьте остальные ещё раз.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="319"/>
+        <location filename="../library.py" line="322"/>
         <source>{n} of the documents could not be read.</source>
         <translation>Не удалось прочитать документов: {n}.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="320"/>
+        <location filename="../library.py" line="323"/>
         <source>Each one&apos;s reason is in its row (hover for the full text).</source>
         <translation>Причина указана в строке каждого (наведите курсор, чтобы увидеть полный текст).</translation>
     </message>
     <message>
-        <location filename="../library.py" line="327"/>
+        <location filename="../library.py" line="330"/>
         <source>{done} of {total} files · {chunks} passages</source>
         <translation>{done} из {total} файлов · фрагментов: {chunks}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="334"/>
+        <location filename="../library.py" line="337"/>
         <source>{rate:.0f} passages/s · about {eta} left</source>
         <translation>{rate:.0f} фрагм./с · осталось около {eta}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="356"/>
+        <location filename="../library.py" line="359"/>
         <source>{n} pages</source>
         <translation>страниц: {n}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="371"/>
+        <location filename="../library.py" line="374"/>
         <source>No documents yet.</source>
         <translation>Документов пока нет.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="373"/>
+        <location filename="../library.py" line="376"/>
         <source>{n} documents · {chunks} passages</source>
         <translation>документов: {n} · фрагментов: {chunks}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="375"/>
+        <location filename="../library.py" line="378"/>
         <source>{n} failed</source>
         <translation>с ошибкой: {n}</translation>
     </message>
@@ -606,105 +686,105 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="71"/>
-        <location filename="../main_window.py" line="181"/>
+        <location filename="../main_window.py" line="72"/>
+        <location filename="../main_window.py" line="183"/>
         <source>Library</source>
         <translation>Библиотека</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="72"/>
-        <location filename="../main_window.py" line="182"/>
+        <location filename="../main_window.py" line="73"/>
+        <location filename="../main_window.py" line="184"/>
         <source>Hardware</source>
         <translation>Оборудование</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="160"/>
+        <location filename="../main_window.py" line="162"/>
         <source>&amp;File</source>
         <translation>&amp;Файл</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="161"/>
+        <location filename="../main_window.py" line="163"/>
         <source>Add files…</source>
         <translation>Добавить файлы…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="163"/>
+        <location filename="../main_window.py" line="165"/>
         <source>Add folder…</source>
         <translation>Добавить папку…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="164"/>
+        <location filename="../main_window.py" line="166"/>
         <source>Watch a folder…</source>
         <translation>Отслеживать папку…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="166"/>
+        <location filename="../main_window.py" line="168"/>
         <source>New workspace…</source>
         <translation>Новое пространство…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="168"/>
+        <location filename="../main_window.py" line="170"/>
         <source>Settings…</source>
         <translation>Настройки…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="170"/>
+        <location filename="../main_window.py" line="172"/>
         <source>Quit</source>
         <translation>Выход</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="171"/>
+        <location filename="../main_window.py" line="173"/>
         <source>&amp;Chat</source>
         <translation>&amp;Чат</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="172"/>
+        <location filename="../main_window.py" line="174"/>
         <source>New chat</source>
         <translation>Новый чат</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="174"/>
+        <location filename="../main_window.py" line="176"/>
         <source>Stop</source>
         <translation>Остановить</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="176"/>
+        <location filename="../main_window.py" line="178"/>
         <source>Export chat…</source>
         <translation>Экспорт чата…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="177"/>
+        <location filename="../main_window.py" line="179"/>
         <source>&amp;View</source>
         <translation>&amp;Вид</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="178"/>
+        <location filename="../main_window.py" line="180"/>
         <source>Side panel</source>
         <translation>Боковая панель</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="183"/>
+        <location filename="../main_window.py" line="185"/>
         <source>&amp;Help</source>
         <translation>&amp;Справка</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="184"/>
+        <location filename="../main_window.py" line="186"/>
         <source>Open log file</source>
         <translation>Открыть журнал</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="185"/>
+        <location filename="../main_window.py" line="187"/>
         <source>Open data folder</source>
         <translation>Открыть папку данных</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="186"/>
-        <location filename="../main_window.py" line="306"/>
+        <location filename="../main_window.py" line="188"/>
+        <location filename="../main_window.py" line="308"/>
         <source>About Hearth</source>
         <translation>О программе Hearth</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="307"/>
+        <location filename="../main_window.py" line="309"/>
         <source>&lt;b&gt;Hearth&lt;/b&gt;&lt;br&gt;Private, offline answers from your own documents.&lt;br&gt;Nothing leaves this computer.</source>
         <translation>&lt;b&gt;Hearth&lt;/b&gt;&lt;br&gt;Частные ответы по вашим документам без интернета.&lt;br&gt;Ничто не покидает этот компьютер.</translation>
     </message>
@@ -791,12 +871,12 @@
         <translation>Документов: {n} — {names}</translation>
     </message>
     <message>
-        <location filename="../asking.py" line="57"/>
+        <location filename="../asking.py" line="58"/>
         <source>Ask about the whole workspace again (Esc)</source>
         <translation>Снова спрашивать по всему рабочему пространству (Esc)</translation>
     </message>
     <message>
-        <location filename="../asking.py" line="69"/>
+        <location filename="../asking.py" line="70"/>
         <source>Questions are answered from these documents only:</source>
         <translation>Ответы даются только по этим документам:</translation>
     </message>
@@ -1187,38 +1267,43 @@ Open it outside Hearth?</source>
         <translation>*(в ваших документах этого нет)*</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="291"/>
+        <location filename="../chat.py" line="292"/>
+        <source>Rows used ({n}); click a header to sort, a row to open it</source>
+        <translation>Использованные строки ({n}); щелчок по заголовку сортирует, по строке — открывает её</translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="299"/>
         <source>What the documents say</source>
         <translation>Что говорят документы</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="292"/>
+        <location filename="../chat.py" line="300"/>
         <source>Supporting quotes</source>
         <translation>Подтверждающие цитаты</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="298"/>
+        <location filename="../chat.py" line="306"/>
         <source>Sources</source>
         <translation>Источники</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="306"/>
+        <location filename="../chat.py" line="314"/>
         <source>The model&apos;s reply was not borne out by the documents; their own words are shown instead.</source>
         <translation>Ответ модели не подтверждается документами; вместо него показаны их собственные слова.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="309"/>
+        <location filename="../chat.py" line="317"/>
         <source>{seconds:.1f} s</source>
         <translation>{seconds:.1f} с</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="316"/>
-        <location filename="../chat.py" line="317"/>
+        <location filename="../chat.py" line="324"/>
+        <location filename="../chat.py" line="325"/>
         <source>Stopped.</source>
         <translation>Остановлено.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="325"/>
+        <location filename="../chat.py" line="333"/>
         <source>No answer: {reason}</source>
         <translation>Нет ответа: {reason}</translation>
     </message>
