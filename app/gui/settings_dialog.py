@@ -90,7 +90,9 @@ class SettingsDialog(QDialog):
         self.embedder = QComboBox()
         self.embedder.addItem("all-MiniLM-L6-v2 (384)")
         self.embedder.setEnabled(False)
-        self.embedder.setToolTip(self.tr("The built-in embedding model; others can be added in a later version."))
+        self.embedder.setToolTip(self.tr("The embedding model of new workspaces. A workspace whose documents it does not read "
+                                         "can switch to a multilingual model from the library's notice, or with "
+                                         "`hearth embedder use NAME --workspace W`."))
         form.addRow(self.tr("Embedding model"), self.embedder)
 
         self.chunk = QSpinBox()

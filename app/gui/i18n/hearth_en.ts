@@ -977,103 +977,103 @@
     </message>
     <message>
         <location filename="../settings_dialog.py" line="87"/>
-        <location filename="../settings_dialog.py" line="192"/>
+        <location filename="../settings_dialog.py" line="194"/>
         <source>Working out the memory plan…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../settings_dialog.py" line="93"/>
-        <source>The built-in embedding model; others can be added in a later version.</source>
+        <source>The embedding model of new workspaces. A workspace whose documents it does not read can switch to a multilingual model from the library&apos;s notice, or with `hearth embedder use NAME --workspace W`.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="94"/>
+        <location filename="../settings_dialog.py" line="96"/>
         <source>Embedding model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="99"/>
+        <location filename="../settings_dialog.py" line="101"/>
         <source> tokens</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="101"/>
+        <location filename="../settings_dialog.py" line="103"/>
         <source>Passage size for documents indexed from now on; re-index to apply it to documents already indexed.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="103"/>
+        <location filename="../settings_dialog.py" line="105"/>
         <source>Passage size</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="110"/>
+        <location filename="../settings_dialog.py" line="112"/>
         <source>Choose…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="113"/>
-        <location filename="../settings_dialog.py" line="220"/>
+        <location filename="../settings_dialog.py" line="115"/>
+        <location filename="../settings_dialog.py" line="222"/>
         <source>Data folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="115"/>
+        <location filename="../settings_dialog.py" line="117"/>
         <source>Serve the local API on 127.0.0.1:8642</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="117"/>
+        <location filename="../settings_dialog.py" line="119"/>
         <source>OpenAI-compatible: other programs on this computer can ask your documents. Only this computer can connect.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="119"/>
+        <location filename="../settings_dialog.py" line="121"/>
         <source>API server</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="123"/>
+        <location filename="../settings_dialog.py" line="125"/>
         <source>System</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="125"/>
+        <location filename="../settings_dialog.py" line="127"/>
         <source>Takes effect the next time Hearth starts.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="126"/>
+        <location filename="../settings_dialog.py" line="128"/>
         <source>Language</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="174"/>
+        <location filename="../settings_dialog.py" line="176"/>
         <source>(default)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="176"/>
+        <location filename="../settings_dialog.py" line="178"/>
         <source>(unavailable)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="204"/>
+        <location filename="../settings_dialog.py" line="206"/>
         <source>No plan for this model.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="208"/>
+        <location filename="../settings_dialog.py" line="210"/>
         <source>{layers} of {total} layers on the GPU · GPU {gpu} · RAM {ram}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="211"/>
+        <location filename="../settings_dialog.py" line="213"/>
         <source>fits</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="211"/>
+        <location filename="../settings_dialog.py" line="213"/>
         <source>does not fit</source>
         <translation type="unfinished"></translation>
     </message>

@@ -977,103 +977,103 @@
     </message>
     <message>
         <location filename="../settings_dialog.py" line="87"/>
-        <location filename="../settings_dialog.py" line="192"/>
+        <location filename="../settings_dialog.py" line="194"/>
         <source>Working out the memory plan…</source>
         <translation>Рассчитываем план памяти…</translation>
     </message>
     <message>
         <location filename="../settings_dialog.py" line="93"/>
-        <source>The built-in embedding model; others can be added in a later version.</source>
-        <translation>Встроенная модель эмбеддингов; другие можно будет добавить в следующих версиях.</translation>
+        <source>The embedding model of new workspaces. A workspace whose documents it does not read can switch to a multilingual model from the library&apos;s notice, or with `hearth embedder use NAME --workspace W`.</source>
+        <translation>Модель эмбеддингов для новых пространств. Пространство, документы которого она не понимает, можно перевести на многоязычную модель из уведомления в библиотеке или командой `hearth embedder use NAME --workspace W`.</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="94"/>
+        <location filename="../settings_dialog.py" line="96"/>
         <source>Embedding model</source>
         <translation>Модель эмбеддингов</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="99"/>
+        <location filename="../settings_dialog.py" line="101"/>
         <source> tokens</source>
         <translation> токенов</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="101"/>
+        <location filename="../settings_dialog.py" line="103"/>
         <source>Passage size for documents indexed from now on; re-index to apply it to documents already indexed.</source>
         <translation>Размер фрагмента для документов, индексируемых с этого момента; чтобы применить к уже проиндексированным, переиндексируйте их.</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="103"/>
+        <location filename="../settings_dialog.py" line="105"/>
         <source>Passage size</source>
         <translation>Размер фрагмента</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="110"/>
+        <location filename="../settings_dialog.py" line="112"/>
         <source>Choose…</source>
         <translation>Выбрать…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="113"/>
-        <location filename="../settings_dialog.py" line="220"/>
+        <location filename="../settings_dialog.py" line="115"/>
+        <location filename="../settings_dialog.py" line="222"/>
         <source>Data folder</source>
         <translation>Папка данных</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="115"/>
+        <location filename="../settings_dialog.py" line="117"/>
         <source>Serve the local API on 127.0.0.1:8642</source>
         <translation>Локальный API на 127.0.0.1:8642</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="117"/>
+        <location filename="../settings_dialog.py" line="119"/>
         <source>OpenAI-compatible: other programs on this computer can ask your documents. Only this computer can connect.</source>
         <translation>Совместим с OpenAI: другие программы на этом компьютере могут задавать вопросы по вашим документам. Подключиться можно только с этого компьютера.</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="119"/>
+        <location filename="../settings_dialog.py" line="121"/>
         <source>API server</source>
         <translation>API-сервер</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="123"/>
+        <location filename="../settings_dialog.py" line="125"/>
         <source>System</source>
         <translation>Как в системе</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="125"/>
+        <location filename="../settings_dialog.py" line="127"/>
         <source>Takes effect the next time Hearth starts.</source>
         <translation>Вступит в силу при следующем запуске Hearth.</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="126"/>
+        <location filename="../settings_dialog.py" line="128"/>
         <source>Language</source>
         <translation>Язык</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="174"/>
+        <location filename="../settings_dialog.py" line="176"/>
         <source>(default)</source>
         <translation>(по умолчанию)</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="176"/>
+        <location filename="../settings_dialog.py" line="178"/>
         <source>(unavailable)</source>
         <translation>(недоступна)</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="204"/>
+        <location filename="../settings_dialog.py" line="206"/>
         <source>No plan for this model.</source>
         <translation>Для этой модели нет плана.</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="208"/>
+        <location filename="../settings_dialog.py" line="210"/>
         <source>{layers} of {total} layers on the GPU · GPU {gpu} · RAM {ram}</source>
         <translation>слоёв на GPU: {layers} из {total} · GPU {gpu} · ОЗУ {ram}</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="211"/>
+        <location filename="../settings_dialog.py" line="213"/>
         <source>fits</source>
         <translation>помещается</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="211"/>
+        <location filename="../settings_dialog.py" line="213"/>
         <source>does not fit</source>
         <translation>не помещается</translation>
     </message>
