@@ -108,6 +108,21 @@ MAINT_GUIDE = DebPackage(
     files=("maint-guide.en.pdf",),
 )
 
+FAQ = DebPackage(
+    name="debian-faq",
+    version="11.1",
+    sha256="427426e0cfa6888622fc1d72631071cb4b5a1f86ccde722e7820bcef284de5d0",
+    folder="usr/share/doc/debian/FAQ",
+    # The English HTML edition (NAME.html are links to these; the PDF and text editions repeat them).
+    files=tuple(
+        f"{name}.en.html"
+        for name in """
+        basic-defs choosing compatibility contributing customizing faqinfo ftparchives getting-debian index kernel
+        nextrelease pkg-basics pkgtools redistributing software support uptodate
+        """.split()
+    ),
+)
+
 PACKAGES: tuple[DebPackage, ...] = (HANDBOOK, MAINT_GUIDE)
 
 # Corpus files relative to corpus_root(): "<package>/<file>". Gold references in the question set use these.
@@ -128,6 +143,8 @@ class Corpus:
 
 
 ENGLISH = Corpus(PACKAGES, "docs")
+# The evaluation corpus (bench/data/eval_*.json): the same two books and a FAQ of another kind, in one index.
+EVAL = Corpus((HANDBOOK, MAINT_GUIDE, FAQ), "docs-eval")
 
 
 def corpus_root(cache_dir: Path | None = None, which: Corpus = ENGLISH) -> Path:
@@ -254,9 +271,10 @@ def main(argv: list[str] | None = None) -> int:
     """Fetch the corpus and print its files, one per line."""
     parser = argparse.ArgumentParser(prog="python -m bench.corpus", description=__doc__.split("\n")[0])
     parser.add_argument("--cache-dir", type=Path, default=None, help=f"default: {DEFAULT_CACHE_DIR}")
+    parser.add_argument("--eval", action="store_true", help="the evaluation corpus (the books and the Debian FAQ)")
     args = parser.parse_args(argv)
     try:
-        paths = documents(args.cache_dir)
+        paths = documents(args.cache_dir, which=EVAL if args.eval else ENGLISH)
     except CorpusError as exc:
         print(f"bench.corpus: error: {exc}", file=sys.stderr)
         return 1
