@@ -204,8 +204,8 @@ class HearthApi:
         sources = full["sources"]
         # The supporting quotes, the answer with citations from them, and which sentences they support.
         # With `table` when a table computed the answer (its filters, the rows used and the result).
-        support = {k: full[k] for k in ("answer", "quotes", "sentences", "fallback", "searched_for", "table")
-                   if k in full}
+        support = {k: full[k] for k in ("answer", "quotes", "sentences", "fallback", "abstained", "reply",
+                                        "searched_for", "table") if k in full}
         usage = result.usage
         if "prompt_tokens" in usage and "completion_tokens" in usage:
             prompt, completion = int(usage["prompt_tokens"]), int(usage["completion_tokens"])
@@ -213,7 +213,10 @@ class HearthApi:
             count = self.hearth.chat_model.count_tokens if result.sources else (lambda t: len(t.split()))
             prompt = count(question) + sum(count(s["text"]) for s in sources)
             completion = count(result.text)
-        return Reply(result.text, "stop", prompt, completion, sources, workspace, support or None)
+        # Not found (rag/abstain.py): the reply is not presented as the answer; it stays in "reply". A stream
+        # has sent it already, and its last chunk says "abstained" with the answer as shown.
+        content = full["answer"] if full.get("abstained") and not req.stream else result.text
+        return Reply(content, "stop", prompt, completion, sources, workspace, support or None)
 
 
 async def _chat_chunks(

@@ -412,13 +412,16 @@ def _ask(hearth, args: argparse.Namespace) -> int:
         return EXIT_OK
     print()
     support = result.support
-    if support is not None and support.fallback:
+    if support is not None and support.abstained:
+        print("\nThat reply is only the model's guess: nothing in the passages bears it out. " + support.text)
+    elif support is not None and support.fallback:
         print("\nThat reply is not borne out by the passages. " + support.text)
     if support is not None and support.quotes:
-        print("\nSupporting quotes:")
+        print("\nClosest passages:" if support.abstained else "\nSupporting quotes:")
         for q in support.quotes:
             print(f'  [{q.passage}] "{" ".join(q.text.split())}"  ({_place(q)})')
-    unsupported = [s.text for s in (support.sentences if support and not support.fallback else []) if s.support is None]
+    shown = support.sentences if support and not (support.fallback or support.abstained) else []
+    unsupported = [s.text for s in shown if s.support is None]
     for text in unsupported:
         print(f'  not found in your documents: "{text}"')
     if result.sources:

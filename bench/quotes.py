@@ -29,6 +29,14 @@ not inside a longer word or number ("debi" is not found in "debian", "41" not in
   - quote_chars_mean: characters of quoted text shown per answer (longer quotes contain more, and cost the
     reader more: the measure of what a rise in quote_contains was paid with).
 
+--eval tune|heldout|all asks instead that half of the evaluation sets (bench/data/eval_answerable.json and
+eval_unanswerable.json, written from the documents alone by a session that had not seen the code) over the
+corpus with the Debian FAQ; the shares above are then of the answerable questions, and it adds:
+  - abstained_when_answerable: share of answerable questions Hearth said it could not answer (rag/abstain.py);
+  - correct_reply_withheld: share of answerable questions whose reply held the answer but was withheld;
+  - confident_when_unanswerable: share of the unanswerable questions answered all the same (not abstained).
+The tuning half may be used to choose settings; the held-out half is reported, never tuned on.
+
 --replay re-runs only the aligner (the current rag/quotes.py, default embedder) on the replies and passages
 that an earlier run wrote with --details, in about a minute instead of an hour: for tuning the aligner.
 Its summary has the same keys; the reply and passage figures are the earlier run's.
@@ -54,7 +62,7 @@ from pathlib import Path, PurePath
 from typing import IO, Any
 
 from bench import corpus
-from bench.retrieval import QUESTIONS_FILE, WORKSPACE, Question, index_corpus, load_questions
+from bench.retrieval import QUESTIONS_FILE, WORKSPACE, Gold, Question, index_corpus, load_questions
 
 # Typographic characters the PDF and HTML loaders keep, written as a model would type them.
 _ASCII = str.maketrans(
@@ -86,6 +94,23 @@ def load_answers(path: Path = QUESTIONS_FILE) -> dict[str, tuple[str, ...]]:
     """The gold phrases of every question, by question id."""
     doc = json.loads(path.read_text(encoding="utf-8"))
     return {q["id"]: tuple(q.get("answer", ())) for q in doc["questions"]}
+
+
+EVAL_ANSWERABLE = QUESTIONS_FILE.parent / "eval_answerable.json"
+EVAL_UNANSWERABLE = QUESTIONS_FILE.parent / "eval_unanswerable.json"
+
+
+def eval_questions(split: str) -> tuple[list[Question], dict[str, tuple[str, ...]]]:
+    """The evaluation sets' questions of one half ('tune', 'heldout' or 'all'), unanswerable ones first (they
+    have no gold phrases), and the answerable ones' gold phrases by id."""
+    chosen = [q["id"] for path in (EVAL_UNANSWERABLE, EVAL_ANSWERABLE)
+              for q in json.loads(path.read_text(encoding="utf-8"))["questions"] if split in ("all", q["split"])]
+    unanswerable = {q["id"]: q for q in json.loads(EVAL_UNANSWERABLE.read_text(encoding="utf-8"))["questions"]}
+    answerable = {q.id: q for q in load_questions(EVAL_ANSWERABLE)}
+    questions = [answerable[i] if i in answerable else
+                 Question(i, unanswerable[i]["question"], Gold(unanswerable[i]["near_file"] or "-", None, None), False)
+                 for i in chosen]
+    return questions, load_answers(EVAL_ANSWERABLE)
 
 
 def run(
@@ -166,9 +191,11 @@ def measure(
     answer = hearth.ask(q.question, k=k, workspace=WORKSPACE)
     t2 = time.perf_counter()
     # Measured on the passages the model was given, as the answer's quotes would be.
-    support = align(answer.text, q.question, answer.sources, embedder=hearth.embedder)
+    rarity = hearth.store.rarity(q.question)
+    support = align(answer.text, q.question, answer.sources, embedder=hearth.embedder, rarity=rarity)
     t3 = time.perf_counter()
     row = {
+        "answerable": bool(gold),
         "answer_in_retrieved": any(contains_answer(h.text, gold) for h in hits),
         "answer_in_passages": any(contains_answer(h.text, gold) for h in answer.sources),
         "reply_contains": contains_answer(answer.text, gold),
@@ -186,6 +213,7 @@ def measure(
         "sentences": [s.to_json() for s in support.sentences],
         "gold_passages": [n for n, h in enumerate(answer.sources, 1) if contains_answer(h.text, gold)],
         "passages": [_hit_json(h) for h in answer.sources],
+        "rarity": rarity,
         "seconds": {"search": round(t1 - t0, 3), "ask": round(t2 - t1, 3), "align": round(t3 - t2, 3)},
     }
     return row, detail
@@ -205,8 +233,9 @@ def replay(path: Path, *, data_dir: Path, threads: int | None = 2, aligner: dict
             continue
         d = json.loads(line)
         hits = [Hit.from_json(p) for p in d["passages"]]
-        support = align(d["reply"], d["question"], hits, embedder=embedder, **(aligner or {}))
+        support = align(d["reply"], d["question"], hits, embedder=embedder, rarity=d.get("rarity"), **(aligner or {}))
         row = {key: d[key] for key in ("answer_in_retrieved", "answer_in_passages", "reply_contains")}
+        row["answerable"] = d.get("answerable", bool(d["gold"]))
         rows.append(row | _quote_outcome(support, d["gold"]))
     summary = summarise(rows)
     summary.update({"k": None, "interrupted": False, "replayed": str(path), "quote_offsets_exact": None})
@@ -218,19 +247,31 @@ def _quote_outcome(support: Any, gold: Sequence[str]) -> dict[str, Any]:
     return {
         "quote_contains": any(contains_answer(q.text, gold) for q in support.quotes),
         "fallback": support.fallback,
+        "abstained": support.abstained,
         "quote_chars": sum(len(q.text) for q in support.quotes),
     }
 
 
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The shares over per-question outcomes (keys as in the module docstring)."""
+    unanswerable = [r for r in rows if not r.get("answerable", True)]
+    rows = [r for r in rows if r.get("answerable", True)]  # the shares below are of the answerable questions
     n = len(rows)
 
     def share(key: str, among: Sequence[dict[str, Any]]) -> float | None:
         return round(sum(r[key] for r in among) / len(among), 4) if among else None
 
     in_passages = [r for r in rows if r["answer_in_passages"]]
+    confident = [dict(r, confident=not r["abstained"]) for r in unanswerable]
     return {
+        # Not found (rag/abstain.py): of the answerable questions, the share Hearth said it could not answer,
+        # and the share whose reply held the answer but was withheld; of the unanswerable ones, the share it
+        # answered all the same (the reply, or quotes presented as the answer).
+        "abstained_when_answerable": share("abstained", rows),
+        "correct_reply_withheld": share("withheld", [dict(r, withheld=r["abstained"] and r["reply_contains"])
+                                                     for r in rows]),
+        "n_unanswerable": len(unanswerable),
+        "confident_when_unanswerable": share("confident", confident),
         "n": n,
         "reply_contains": share("reply_contains", rows),
         "quote_contains": share("quote_contains", rows),
@@ -260,6 +301,9 @@ def format_table(summary: dict[str, Any]) -> str:
         ("  reply, when in the passages", summary["reply_contains_when_in_passages"], m),
         ("  quote, when in the passages (target 90%)", summary["quote_contains_when_in_passages"], m),
         ("reply replaced by quotes (fallback)", summary["fallback_rate"], n),
+        ("said not found, answerable questions", summary["abstained_when_answerable"], n),
+        ("  with a reply that held the answer", summary["correct_reply_withheld"], n),
+        ("answered, unanswerable questions", summary["confident_when_unanswerable"], summary["n_unanswerable"]),
         ("quote offsets exact in the document", summary["quote_offsets_exact"], None),
     ]
     stopped = " (interrupted: the questions finished)" if summary["interrupted"] else ""
@@ -286,6 +330,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--reuse", type=Path, default=None, metavar="DIR", help="data folder to build the index in and keep"
     )
     parser.add_argument("--questions", type=Path, default=QUESTIONS_FILE, help="question file (default: %(default)s)")
+    parser.add_argument("--eval", choices=("tune", "heldout", "all"), default=None,
+                        help="instead: that half of the evaluation sets (bench/data/eval_*.json, answerable and "
+                             "unanswerable questions) over the corpus with the Debian FAQ")
     parser.add_argument(
         "--corpus-cache",
         type=Path,
@@ -340,13 +387,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     signal.signal(signal.SIGTERM, _interrupt)
-    questions = load_questions(args.questions)[: args.limit]
-    answers = load_answers(args.questions)
-    missing = [q.id for q in questions if not answers.get(q.id)]
-    if missing:
-        parser.error(f"questions without a gold answer: {', '.join(missing)}")
+    if args.eval is not None:
+        questions, answers = eval_questions(args.eval)
+        questions = questions[: args.limit]
+    else:
+        questions = load_questions(args.questions)[: args.limit]
+        answers = load_answers(args.questions)
+        missing = [q.id for q in questions if not answers.get(q.id)]
+        if missing:
+            parser.error(f"questions without a gold answer: {', '.join(missing)}")
     try:
-        documents = corpus.documents(args.corpus_cache, log=log)
+        documents = corpus.documents(args.corpus_cache, log=log,
+                                     which=corpus.EVAL if args.eval is not None else corpus.ENGLISH)
     except corpus.CorpusError as exc:
         log(f"bench.quotes: error: {exc}")
         return 1

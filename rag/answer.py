@@ -105,6 +105,9 @@ class Answer:
             out["quotes"] = [q.to_json() for q in self.support.quotes]
             out["sentences"] = [s.to_json() for s in self.support.sentences]
             out["fallback"] = self.support.fallback
+        # The documents do not seem to answer (rag/abstain.py): "answer" says so, "quotes" are the closest lines,
+        # the model's unsupported guess stays in "reply". No passage found at all is "not found" too.
+        out["abstained"] = self.support.abstained if self.support is not None else not self.sources
         return out
 
 

@@ -349,6 +349,19 @@ class LexicalIndex:
         except sqlite3.Error as exc:
             raise StoreError(f"Cannot search the keyword index: {exc}") from exc
 
+    def rarity(self, text: str) -> dict[str, float]:
+        """The words of a question that matter, each weighted by how rare it is among the index's passages
+        (rag.abstain.rarity; a word no passage holds weighs most)."""
+        from rag.abstain import rarity
+
+        terms = query_terms(text)
+        try:
+            with self._lock:
+                passages, total = self._term_passages(terms)
+        except sqlite3.Error as exc:
+            raise StoreError(f"Cannot read the keyword index: {exc}") from exc
+        return rarity(terms, passages, total)
+
     @staticmethod
     def _table_and_terms(text: str, language: str | None) -> tuple[_Table, list[str]]:
         language = language or detect(text)

@@ -226,7 +226,8 @@ class Questions:
             stored = {h.chunk_id: h for h in hits}
             given = [stored.get(h.chunk_id, h) for h in result.sources]
             t_align = time.perf_counter()
-            support = align(result.text, asked, given, embedder=self.embedder_for(workspace))
+            support = align(result.text, asked, given, embedder=self.embedder_for(workspace),
+                            rarity=self.store.rarity(asked))
             result = replace(result, support=support)
             result.timings["quotes"] = time.perf_counter() - t_align
         if conv is not None:

@@ -8,7 +8,8 @@ lines that best answer the question itself (by meaning, rare words shared, and p
 reply that missed or garbled the fact can still be checked against the text; the first of them comes with
 the sentences just before and after it in its paragraph, since the line closest to a question often only
 restates it. When the model's reply is empty, a refusal, or unsupported while a passage matched the
-question well, the best quotes stand in for it.
+question well, the best quotes stand in for it; when the passages do not seem to answer the question at all
+(rag/abstain.py), Hearth says so and quotes the closest lines instead.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rag.abstain import abstain_text, abstains, calibrated, evidence, missing_share
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect, question_stems
 from rag.lexical import query_terms
@@ -89,6 +91,9 @@ class Support:
     sentences: list[SentenceSupport] = field(default_factory=list)
     quotes: list[Quote] = field(default_factory=list)
     fallback: bool = False  # the model's reply was replaced by the quotes themselves
+    # The documents do not seem to answer the question: `text` says so, the quotes are the closest lines, and
+    # the model's reply is its unsupported guess (shown on request). See `abstains`.
+    abstained: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """Everything, quotes with their passage number and score (to store it and read it back)."""
@@ -97,6 +102,7 @@ class Support:
             "sentences": [s.to_json() for s in self.sentences],
             "quotes": [dict(q.to_json(), passage=q.passage, score=q.score) for q in self.quotes],
             "fallback": self.fallback,
+            "abstained": self.abstained,
         }
 
     @classmethod
@@ -111,6 +117,7 @@ class Support:
                 for q in data.get("quotes", [])
             ],
             bool(data.get("fallback", False)),
+            bool(data.get("abstained", False)),
         )
 
 
@@ -227,8 +234,13 @@ def align(
     strong_passage: float = 0.45,
     question_quotes: int = 2,  # quotes kept for the lines that best answer the question itself
     in_context: int = 1,  # of those, how many are quoted with the sentences around them
+    rarity: Mapping[str, float] | None = None,  # the question's words and their weights (rag.abstain.rarity)
 ) -> Support:
-    """Supporting quotes and per-sentence citations for an answer drawn from `hits` (numbered from 1)."""
+    """Supporting quotes and per-sentence citations for an answer drawn from `hits` (numbered from 1).
+
+    With `rarity` (the question's words weighted by how rare they are in the index), a question whose
+    passages do not seem to answer it gets an abstaining Support (rag/abstain.py); without, it never does.
+    """
     units = [
         _Unit(i, h.text[s:e], h.start + s, h.start + e)
         for i, h in enumerate(hits, 1)
@@ -245,9 +257,11 @@ def align(
     unit_terms = [_terms(u.text, language) for u in units]
     unit_exact = [_exact_tokens(u.text) for u in units]
 
+    # A question the embedder cannot read (see rag/retrieval.py) is matched by its words alone.
+    readable = reads(embedder, question, RetrievalOptions.unread_tokens_per_word)
+
     def question_scores() -> np.ndarray:
-        # A question the embedder cannot read (see rag/retrieval.py) is matched by its words alone.
-        meaning = 1.0 if reads(embedder, question, RetrievalOptions.unread_tokens_per_word) else 0.0
+        meaning = 1.0 if readable else 0.0
         return _question_scores(question, units, unit_vecs, unit_terms, q_vec, meaning=meaning, language=language)
 
     def best(vec: np.ndarray, text: str) -> tuple[int, float, bool]:
@@ -273,6 +287,14 @@ def align(
 
     refusal = not clean or _REFUSAL.match(clean) is not None
     unsupported = not chosen
+    if rarity is not None and readable and calibrated(embedder.name):
+        supported = sum(j is not None for _, j in picks) / len(picks) if picks else 0.0
+        score = evidence(unit_vecs, q_vec, missing_share(rarity, hits))
+        if abstains(score, supported=supported, refusal=refusal):
+            # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
+            lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
+            quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
+            return Support(abstain_text(language), [], quotes, abstained=True)
     strong = max((h.score for h in hits), default=0.0) >= strong_passage
     if refusal or (unsupported and strong):
         # The model failed: show what the documents say about the question instead.

@@ -89,6 +89,10 @@ class DocumentIndex(VectorStore, Protocol):
 
     def lexical_query(self, workspace: str, text: str, *, k: int) -> list[Hit]: ...
 
+    def rarity(self, text: str) -> dict[str, float]:
+        """A question's words weighted by how rare they are in the keyword index (see rag/abstain.py)."""
+        ...
+
     def hits_by_id(self, workspace: str, ids: Sequence[str], vector: np.ndarray) -> dict[str, Hit]: ...
 
     def embeddings_of(self, workspace: str, source: str) -> list[tuple[str, str | None, np.ndarray]]: ...
@@ -475,6 +479,10 @@ class HybridStore:
             Hit(r.source, r.page, r.heading, score, r.text, r.start, r.end, r.chunk_id)
             for r, score in self.lexical.search(workspace, text, k=k)
         ]
+
+    def rarity(self, text: str) -> dict[str, float]:
+        """A question's words weighted by how rare they are in the keyword index (see rag/abstain.py)."""
+        return self.lexical.rarity(text)
 
     def hits_by_id(self, workspace: str, ids: Sequence[str], vector: np.ndarray) -> dict[str, Hit]:
         """Chunks by id with their cosine similarity to a vector (on this machine: only the vectors from Chroma)."""

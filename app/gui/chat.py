@@ -187,6 +187,15 @@ class TurnCard(QWidget):
         self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.shown))
         self.copy.hide()
         foot.addWidget(self.copy)
+        # When the documents do not seem to answer, the model's reply is only shown on request.
+        self.guess = QToolButton()
+        self.guess.setText(self.tr("Show the model's guess"))
+        self.guess.setToolTip(self.tr("What the model replied, though nothing in the documents bears it out"))
+        self.guess.setAutoRaise(True)
+        self.guess.setCheckable(True)
+        self.guess.toggled.connect(lambda _on: self._render())
+        self.guess.hide()
+        foot.addWidget(self.guess)
         lay.addLayout(foot)
         self.bar = QProgressBar()  # a summary's parts done
         self.bar.setTextVisible(False)
@@ -231,8 +240,13 @@ class TurnCard(QWidget):
             support = answer.support
             # Shown with the citations the alignment found, and unsupported sentences flagged; a reply the
             # passages do not bear out (or none at all) gives way to what the documents themselves say.
-            text = support.text if support.fallback else annotated(
-                answer.text, support, unsupported=" " + self.tr("*(not found in your documents)*"))
+            if support.abstained:
+                text = support.text
+                if self.guess.isChecked() and answer.text.strip():
+                    text += "\n\n" + self.tr("**The model's guess, not found in your documents:**") + " " + answer.text
+            else:
+                text = support.text if support.fallback else annotated(
+                    answer.text, support, unsupported=" " + self.tr("*(not found in your documents)*"))
         self.shown = text
         self.body.set_markdown(linkify_citations(text, n))
 
@@ -296,8 +310,9 @@ class TurnCard(QWidget):
             self.sources_box.addWidget(rows)
         support = answer.support
         if support is not None and support.quotes:
-            self.sources_box.addWidget(muted(self.tr("What the documents say") if support.fallback
-                                             else self.tr("Supporting quotes")))
+            header = (self.tr("Closest passages") if support.abstained else
+                      self.tr("What the documents say") if support.fallback else self.tr("Supporting quotes"))
+            self.sources_box.addWidget(muted(header))
             for quote in support.quotes:
                 qrow = QuoteRow(quote)
                 qrow.clicked.connect(self._open)
@@ -310,7 +325,10 @@ class TurnCard(QWidget):
                 self.sources_box.addWidget(row)
         self.copy.setVisible(bool(self.shown.strip()))
         total = answer.timings.get("total")
-        if support is not None and support.fallback:
+        self.guess.setVisible(support is not None and support.abstained and bool(answer.text.strip()))
+        if support is not None and support.abstained:
+            self.set_status(self.tr("Not found in your documents; the closest passages are shown."))
+        elif support is not None and support.fallback:
             self.set_status(self.tr("The model's reply was not borne out by the documents; "
                                     "their own words are shown instead."))
         elif total is not None:

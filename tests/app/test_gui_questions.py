@@ -342,3 +342,33 @@ def test_a_table_answer_shows_its_rows_sortable_and_a_row_opens_the_sheet(qtbot,
     viewer = w.sources.text_viewers[sheet.resolve()]
     qtbot.waitUntil(lambda: "INV-4" in viewer.highlighted, timeout=WAIT)
     assert "INV-1" not in viewer.highlighted
+
+
+def test_not_found_shows_the_closest_passages_and_the_guess_only_on_request(qtbot):
+    """An abstaining answer: the card says the documents do not seem to answer, lists the closest passages,
+    and shows the model's reply only when asked, marked as a guess."""
+    from app.gui.chat import TurnCard
+    from rag.abstain import abstain_text
+    from rag.answer import Answer
+    from rag.conversations import Turn
+    from rag.quotes import Quote, Support
+    from rag.store import Hit
+
+    hit = Hit("/notes/server-room.md", None, "Server room", 0.41, "Only the IT team may enter the server room.",
+              0, 44, "s#0")
+    quote = Quote(hit.source, None, hit.heading, hit.text, 0, 44, 1, 0.4)
+    guess = "The door code of the server room is 1200."
+    card = TurnCard(Turn("What is the door code of the server room?"))
+    qtbot.addWidget(card)
+    card.show()
+    card.finish(Answer(guess, [hit], [], support=Support(abstain_text("en"), [], [quote], abstained=True)))
+    text = card.body.toPlainText()
+    assert "do not seem to answer" in text and "1200" not in text
+    labels = [w.text() for w in card.findChildren(type(card.status))]
+    assert "Closest passages" in labels and "Supporting quotes" not in labels
+    assert card.guess.isVisible() and "Not found in your documents" in card.status.text()
+    card.guess.click()
+    qtbot.waitUntil(lambda: "1200" in card.body.toPlainText(), timeout=2000)
+    assert "The model's guess, not found in your documents:" in card.body.toPlainText()
+    card.guess.click()
+    qtbot.waitUntil(lambda: "1200" not in card.body.toPlainText(), timeout=2000)

@@ -82,6 +82,7 @@ def test_mcp_server_tools_over_stdio(data):
     assert isinstance(answer["answer"], str) and answer["answer"]
     assert Path(answer["sources"][0]["source"]).name == "leave-policy.md" and "cited" in answer["sources"][0]
     assert answer["quotes"] and set(answer["quotes"][0]) == {"source", "page", "heading", "text", "start", "end"}
+    assert answer["abstained"] is False  # the documents answer it; "not found" would say so here
 
     names = sorted(Path(s["source"]).name for s in _result(out["sources"])["sources"])
     assert names == ["it-handbook.txt", "leave-policy.md"]

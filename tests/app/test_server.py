@@ -164,6 +164,7 @@ def test_grounded_answer_carries_its_sources(client, setup):
     assert set(r.sources[0]) >= {"source", "page", "heading", "score", "text", "cited"}
     # The supporting quotes come as in `hearth ask --json`: the document's words with their offsets.
     assert r.quotes and set(r.quotes[0]) == {"source", "page", "heading", "text", "start", "end"}
+    assert r.abstained is False and isinstance(r.reply, str)  # the answer was not withheld; the model's own words
     leave = Path(r.quotes[0]["source"]).read_text()
     assert Path(r.quotes[0]["source"]).name == "leave-policy.txt" and "25 days" in r.quotes[0]["text"]
     assert leave[r.quotes[0]["start"]:r.quotes[0]["end"]] == r.quotes[0]["text"]

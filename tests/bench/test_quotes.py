@@ -30,15 +30,38 @@ def test_every_question_has_its_answers_loaded():
     assert load_answers() == {q["id"]: tuple(q["answer"]) for q in doc["questions"]}
 
 
-def _row(passages, reply, quote, fallback=False, chars=100):
+def _row(passages, reply, quote, fallback=False, chars=100, *, abstained=False, answerable=True):
     return {
+        "answerable": answerable,
         "answer_in_retrieved": passages,
         "answer_in_passages": passages,
         "reply_contains": reply,
         "quote_contains": quote,
         "fallback": fallback,
+        "abstained": abstained,
         "quote_chars": chars,
     }
+
+
+def test_not_found_shares_are_of_their_own_questions():
+    rows = [_row(True, True, True, abstained=True), _row(True, False, True), _row(False, False, False, abstained=True),
+            _row(False, False, False, answerable=False, abstained=True),
+            _row(False, False, True, answerable=False)]
+    s = summarise(rows)
+    assert s["n"] == 3 and s["n_unanswerable"] == 2  # the answerable shares leave the unanswerable out
+    assert s["abstained_when_answerable"] == round(2 / 3, 4) and s["correct_reply_withheld"] == round(1 / 3, 4)
+    assert s["confident_when_unanswerable"] == 0.5 and s["quote_contains"] == round(2 / 3, 4)
+    assert "answered, unanswerable questions" in format_table(dict(s, k=5, interrupted=False, quote_offsets_exact=1.0,
+                                                                   seconds=dict.fromkeys(
+        ("ingest", "warmup", "search", "ask", "align", "per_question"), 0.0)))
+
+
+def test_the_evaluation_halves_hold_both_kinds():
+    from bench.quotes import eval_questions
+
+    questions, answers = eval_questions("heldout")
+    assert len(questions) == 50 and sum(1 for q in questions if not answers.get(q.id)) == 20
+    assert len(eval_questions("all")[0]) == 100
 
 
 def test_shares_count_quotes_among_questions_whose_answer_was_given():

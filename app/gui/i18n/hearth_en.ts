@@ -25,43 +25,43 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../chat.py" line="424"/>
+        <location filename="../chat.py" line="442"/>
         <source>Ask about your documents…  (Enter sends, Shift+Enter: new line)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="427"/>
-        <location filename="../chat.py" line="507"/>
+        <location filename="../chat.py" line="445"/>
+        <location filename="../chat.py" line="525"/>
         <source>Send</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="458"/>
+        <location filename="../chat.py" line="476"/>
         <source>Answers come only from the documents in this workspace, with their sources. Drop files or folders anywhere on the window to add them.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="467"/>
+        <location filename="../chat.py" line="485"/>
         <source>Ask anything about the {n} documents in “{ws}”</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="470"/>
+        <location filename="../chat.py" line="488"/>
         <source>“{ws}” has no documents yet</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="507"/>
+        <location filename="../chat.py" line="525"/>
         <source>Stop</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="508"/>
+        <location filename="../chat.py" line="526"/>
         <source>Stop the answer (Esc)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="508"/>
+        <location filename="../chat.py" line="526"/>
         <source>Send (Enter)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1254,48 +1254,73 @@ Open it outside Hearth?</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="235"/>
+        <location filename="../chat.py" line="192"/>
+        <source>Show the model&apos;s guess</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="193"/>
+        <source>What the model replied, though nothing in the documents bears it out</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="246"/>
+        <source>**The model&apos;s guess, not found in your documents:**</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="249"/>
         <source>*(not found in your documents)*</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="292"/>
+        <location filename="../chat.py" line="306"/>
         <source>Rows used ({n}); click a header to sort, a row to open it</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="299"/>
-        <source>What the documents say</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../chat.py" line="300"/>
-        <source>Supporting quotes</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../chat.py" line="306"/>
-        <source>Sources</source>
+        <location filename="../chat.py" line="313"/>
+        <source>Closest passages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../chat.py" line="314"/>
+        <source>What the documents say</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="314"/>
+        <source>Supporting quotes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="321"/>
+        <source>Sources</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="330"/>
+        <source>Not found in your documents; the closest passages are shown.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="332"/>
         <source>The model&apos;s reply was not borne out by the documents; their own words are shown instead.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="317"/>
+        <location filename="../chat.py" line="335"/>
         <source>{seconds:.1f} s</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="324"/>
-        <location filename="../chat.py" line="325"/>
+        <location filename="../chat.py" line="342"/>
+        <location filename="../chat.py" line="343"/>
         <source>Stopped.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="333"/>
+        <location filename="../chat.py" line="351"/>
         <source>No answer: {reason}</source>
         <translation type="unfinished"></translation>
     </message>

@@ -25,43 +25,43 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../chat.py" line="424"/>
+        <location filename="../chat.py" line="442"/>
         <source>Ask about your documents…  (Enter sends, Shift+Enter: new line)</source>
         <translation>Спросите о своих документах…  (Enter — отправить, Shift+Enter — новая строка)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="427"/>
-        <location filename="../chat.py" line="507"/>
+        <location filename="../chat.py" line="445"/>
+        <location filename="../chat.py" line="525"/>
         <source>Send</source>
         <translation>Отправить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="458"/>
+        <location filename="../chat.py" line="476"/>
         <source>Answers come only from the documents in this workspace, with their sources. Drop files or folders anywhere on the window to add them.</source>
         <translation>Ответы берутся только из документов этого пространства, с указанием источников. Чтобы добавить файлы или папки, перетащите их в любое место окна.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="467"/>
+        <location filename="../chat.py" line="485"/>
         <source>Ask anything about the {n} documents in “{ws}”</source>
         <translation>Спросите что угодно о документах в «{ws}» ({n})</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="470"/>
+        <location filename="../chat.py" line="488"/>
         <source>“{ws}” has no documents yet</source>
         <translation>В «{ws}» пока нет документов</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="507"/>
+        <location filename="../chat.py" line="525"/>
         <source>Stop</source>
         <translation>Остановить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="508"/>
+        <location filename="../chat.py" line="526"/>
         <source>Stop the answer (Esc)</source>
         <translation>Остановить ответ (Esc)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="508"/>
+        <location filename="../chat.py" line="526"/>
         <source>Send (Enter)</source>
         <translation>Отправить (Enter)</translation>
     </message>
@@ -1262,48 +1262,73 @@ Open it outside Hearth?</source>
         <translation>Скопировать ответ в формате Markdown</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="235"/>
+        <location filename="../chat.py" line="192"/>
+        <source>Show the model&apos;s guess</source>
+        <translation>Показать догадку модели</translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="193"/>
+        <source>What the model replied, though nothing in the documents bears it out</source>
+        <translation>Что ответила модель, хотя документы этого не подтверждают</translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="246"/>
+        <source>**The model&apos;s guess, not found in your documents:**</source>
+        <translation>**Догадка модели, в ваших документах этого нет:**</translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="249"/>
         <source>*(not found in your documents)*</source>
         <translation>*(в ваших документах этого нет)*</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="292"/>
+        <location filename="../chat.py" line="306"/>
         <source>Rows used ({n}); click a header to sort, a row to open it</source>
         <translation>Использованные строки ({n}); щелчок по заголовку сортирует, по строке — открывает её</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="299"/>
+        <location filename="../chat.py" line="313"/>
+        <source>Closest passages</source>
+        <translation>Самые близкие фрагменты</translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="314"/>
         <source>What the documents say</source>
         <translation>Что говорят документы</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="300"/>
+        <location filename="../chat.py" line="314"/>
         <source>Supporting quotes</source>
         <translation>Подтверждающие цитаты</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="306"/>
+        <location filename="../chat.py" line="321"/>
         <source>Sources</source>
         <translation>Источники</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="314"/>
+        <location filename="../chat.py" line="330"/>
+        <source>Not found in your documents; the closest passages are shown.</source>
+        <translation>В ваших документах ответа не нашлось; показаны самые близкие фрагменты.</translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="332"/>
         <source>The model&apos;s reply was not borne out by the documents; their own words are shown instead.</source>
         <translation>Ответ модели не подтверждается документами; вместо него показаны их собственные слова.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="317"/>
+        <location filename="../chat.py" line="335"/>
         <source>{seconds:.1f} s</source>
         <translation>{seconds:.1f} с</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="324"/>
-        <location filename="../chat.py" line="325"/>
+        <location filename="../chat.py" line="342"/>
+        <location filename="../chat.py" line="343"/>
         <source>Stopped.</source>
         <translation>Остановлено.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="333"/>
+        <location filename="../chat.py" line="351"/>
         <source>No answer: {reason}</source>
         <translation>Нет ответа: {reason}</translation>
     </message>

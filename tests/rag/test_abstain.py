@@ -1,0 +1,111 @@
+"""Not found is an answer (rag/abstain.py): on the real embedder, a question the office notes do not answer
+gets "not found" with the closest passages instead of the model's invented reply, which stays available; a
+question they answer keeps its reply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag import abstain
+from rag.quotes import Support, align
+from rag.service import Hearth, HearthConfig
+from rag.store import Hit
+from tests.fakes import HashEmbedder, ScriptedModel
+
+NOTES = {
+    "server-room.md": "# Server room\n\nOnly the IT team may enter the server room. Visitors sign the log at "
+                      "reception and are accompanied at all times. The air conditioning is serviced every March.\n",
+    "leave.md": "# Annual leave\n\nEvery employee gets 28 days of paid annual leave a year. Requests go to your "
+                "line manager at least two weeks ahead. Unused days may be carried over until the end of March.\n",
+    "travel.md": "# Travel\n\nThe daily meal allowance for travel abroad is EUR 60. Book flights through the "
+                 "travel desk; economy class for flights under six hours.\n",
+    "printers.md": "# Printers\n\nThe colour printer is on the second floor next to the kitchen. Toner is "
+                   "ordered by the office manager when the printer reports it low.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def hearth(tmp_path_factory) -> Hearth:
+    root = tmp_path_factory.mktemp("abstain")
+    notes = root / "notes"
+    notes.mkdir()
+    for name, text in NOTES.items():
+        (notes / name).write_text(text, encoding="utf-8")
+    h = Hearth(HearthConfig(data_dir=root / "data", embed_threads=2))
+    assert h.ingest([notes]).added == len(NOTES)
+    return h
+
+
+def _ask(hearth: Hearth, question: str, reply: str) -> dict:
+    hearth._chat_model = ScriptedModel(reply)
+    return hearth.ask(question).to_json()
+
+
+@pytest.mark.parametrize("question, reply", [
+    ("What is the door code of the server room?", "The door code of the server room is 1200."),
+    ("What is the Wi-Fi password for guests?", "The guest Wi-Fi password is Welcome2024."),
+    ("What is the name of the office manager?", "The office manager is Anna Smith."),
+])
+def test_an_invented_reply_to_what_the_notes_do_not_say_gives_way_to_not_found(hearth, question, reply):
+    out = _ask(hearth, question, reply)
+    assert out["abstained"] is True
+    assert out["answer"] == abstain.abstain_text("en") and out["reply"] == reply  # the guess, on request
+    assert out["quotes"] and out["sentences"] == [] and not out["fallback"]
+    assert all(Path(q["source"]).name in NOTES for q in out["quotes"])  # the closest passages, with places
+
+
+@pytest.mark.parametrize("question, reply, fact", [
+    ("How many days of annual leave does an employee get?", "Every employee gets 28 days of paid annual leave.", "28"),
+    ("What is the daily meal allowance abroad?", "The daily meal allowance for travel abroad is EUR 60.", "EUR 60"),
+    ("Who may enter the server room?", "Only the IT team may enter the server room.", "IT team"),
+])
+def test_a_reply_the_notes_bear_out_is_the_answer(hearth, question, reply, fact):
+    out = _ask(hearth, question, reply)
+    assert out["abstained"] is False and fact in out["answer"] and "[1]" in out["answer"]
+
+
+def test_a_refusal_about_what_the_notes_do_say_shows_their_words(hearth):
+    out = _ask(hearth, "How many days of annual leave does an employee get?", "I don't know.")
+    assert out["abstained"] is False and out["fallback"] is True and "28 days" in out["answer"]
+
+
+def test_no_passage_at_all_is_not_found(tmp_path):
+    h = Hearth(HearthConfig(data_dir=tmp_path / "data", embed_threads=1), embedder=HashEmbedder(),
+               chat_model=ScriptedModel("x"))
+    assert h.ask("Anything at all?").to_json()["abstained"] is True
+
+
+def test_only_the_measured_embedder_and_questions_it_reads_abstain(hearth):
+    q = "What is the door code of the server room?"
+    hits = hearth.search(q)
+    rarity = hearth.store.rarity(q)
+    assert align("The door code is 1200.", q, hits, embedder=hearth.embedder, rarity=rarity).abstained
+    assert not align("The door code is 1200.", q, hits, embedder=hearth.embedder).abstained  # no rarity: never
+    # Another model's similarities are on another scale: its answers are shown as before.
+    assert abstain.calibrated(hearth.embedder.name) and not abstain.calibrated("bge-small-en-v1.5-0123abcd")
+    assert not align("The door code is 1200.", q, hits, embedder=HashEmbedder(), rarity=rarity).abstained
+    # A Russian question on the English-only model: its similarity says nothing, so no "not found" from it.
+    ru = "Какой код у двери серверной?"
+    assert not align("Код двери 1200.", ru, hits, embedder=hearth.embedder, rarity=hearth.store.rarity(ru)).abstained
+
+
+def test_the_rule_and_the_missing_words():
+    assert abstain.abstains(0.50, supported=1.0, refusal=False)  # too little evidence, whatever the reply
+    assert abstain.abstains(0.60, supported=0.0, refusal=False)  # some evidence, but the reply is not borne out
+    assert abstain.abstains(0.60, supported=1.0, refusal=True)
+    assert not abstain.abstains(0.60, supported=1.0, refusal=False)
+    assert not abstain.abstains(0.70, supported=0.0, refusal=False)  # strong evidence: quotes stand in instead
+    hits = [Hit("a.md", None, None, 0.5, "Printers are serviced on Mondays.", 0, 30, "a#0")]
+    assert abstain.missing_share({"printer": 1.0, "code": 3.0}, hits) == pytest.approx(0.75)  # word forms match
+    assert abstain.missing_share({}, hits) == 0.0
+    assert abstain.evidence(np.zeros((0, 4)), np.ones(4), 0.0) == 0.0
+
+
+def test_an_abstaining_support_survives_json(hearth):
+    q = "What is the door code of the server room?"
+    s = align("It is 1200.", q, hearth.search(q), embedder=hearth.embedder, rarity=hearth.store.rarity(q))
+    assert s.abstained and Support.from_json(s.to_json()) == s
+    assert not Support.from_json({"text": "x"}).abstained  # stored before there was abstaining
