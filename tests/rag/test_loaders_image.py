@@ -1,0 +1,89 @@
+"""Scans and pictures: the image reader and PDF pages without a text layer, read by OCR (small pages, seconds)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from fpdf import FPDF
+
+from bench.ocr import cer, render_page
+from rag.errors import LoadError
+from rag.ingest import IngestOptions
+from rag.loaders import Limits, load, ocr_note
+from rag.loaders import scan
+from rag.service import Hearth, HearthConfig
+from tests.fakes import HashEmbedder
+
+FIRST = ["Parking permits are renewed in January.", "Ask the front desk for a form."]
+SECOND = ["The server room code changed to 5821.", "Only IT staff may enter."]
+
+
+def image_pdf(path: Path, pages: list[list[str]]) -> Path:
+    """A PDF whose pages are only pictures of text, as a scanner writes them."""
+    pdf = FPDF(unit="pt", format=(324, 120))
+    for lines in pages:
+        pdf.add_page()
+        buffer = io.BytesIO()
+        render_page(lines, dpi=200, width_in=4.5).save(buffer, format="PNG")
+        pdf.image(buffer, x=0, y=0, w=324, h=120)
+    pdf.output(str(path))
+    return path
+
+
+def test_two_frame_tiff_gives_one_section_per_page(tmp_path: Path) -> None:
+    path = tmp_path / "fax.tiff"
+    first, second = (render_page(lines, dpi=200, width_in=4.5) for lines in (FIRST, SECOND))
+    first.save(path, save_all=True, append_images=[second], compression="tiff_deflate")
+    sections = load(path)
+    assert [s.page for s in sections] == [1, 2]
+    assert cer(sections[1].text, "\n".join(SECOND)) < 0.03
+    assert all(s.ocr_confidence and s.ocr_confidence > 0.85 for s in sections) and ocr_note(sections) is None
+    start, end, *box = sections[0].boxes[0]
+    assert sections[0].text[start:end].startswith("Parking") and all(0 <= v <= 1 for v in box)
+
+
+def test_image_only_pdf_is_searchable_at_the_right_page(tmp_path: Path) -> None:
+    image_pdf(tmp_path / "scan.pdf", [FIRST, SECOND])
+    h = Hearth(HearthConfig(data_dir=tmp_path / "data", ingest=IngestOptions(workers=0)), embedder=HashEmbedder())
+    report = h.ingest([tmp_path / "scan.pdf"])
+    assert report.failed == [] and report.added == 1
+    top = h.search("server room code", k=1)[0]
+    assert (Path(top.source).name, top.page) == ("scan.pdf", 2) and "5821" in top.text
+    assert [d.note for d in h.sources()] == [None]
+
+
+def test_low_confidence_page_is_flagged_in_the_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from inference.ocr import OnnxOcr
+
+    # A script this engine cannot read (Cyrillic, without tesseract): read badly, and said so.
+    monkeypatch.setattr(scan, "_ENGINE", OnnxOcr(providers=["CPUExecutionProvider"], tesseract=False))
+    render_page(["Счёт оплачен третьего мая."], dpi=200, width_in=4.5).save(tmp_path / "receipt.png")
+    h = Hearth(HearthConfig(data_dir=tmp_path / "data", ingest=IngestOptions(workers=0)), embedder=HashEmbedder())
+    assert h.ingest([tmp_path / "receipt.png"]).failed == []
+    assert [d.note for d in h.sources()] == ["scanned, low confidence (page 1)"]
+
+
+def test_damaged_picture_is_a_clear_load_error(tmp_path: Path) -> None:
+    good = io.BytesIO()
+    render_page(FIRST, dpi=100, width_in=3).save(good, format="PNG")
+    path = tmp_path / "broken.png"
+    path.write_bytes(good.getvalue()[:300])
+    with pytest.raises(LoadError) as caught:
+        load(path)
+    assert caught.value.kind == "corrupt" and "broken.png is not a picture" in str(caught.value)
+    (tmp_path / "words.jpg").write_text("not a picture at all")
+    assert pytest.raises(LoadError, load, tmp_path / "words.jpg").value.kind == "corrupt"
+
+
+def test_picture_over_the_pixel_cap_is_too_large(tmp_path: Path) -> None:
+    render_page(FIRST, dpi=100, width_in=3).save(tmp_path / "big.webp")
+    with pytest.raises(LoadError) as caught:
+        load(tmp_path / "big.webp", Limits(max_image_pixels=10_000))
+    assert caught.value.kind == "too_large"
+
+
+def test_blank_picture_is_empty(tmp_path: Path) -> None:
+    render_page([""], dpi=100, width_in=3).save(tmp_path / "blank.jpg")
+    assert pytest.raises(LoadError, load, tmp_path / "blank.jpg").value.kind == "empty"
