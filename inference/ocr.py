@@ -262,7 +262,8 @@ def read_with_tesseract(image: Image.Image, languages: str = DEFAULT_LANGUAGES) 
         x0, y0, x1, y1 = row["box"]
         if keys and keys[-1] == key:
             last = lines[-1]
-            box = (min(last.box[0], x0 / w), min(last.box[1], y0 / h), max(last.box[2], x1 / w), max(last.box[3], y1 / h))
+            box = (min(last.box[0], x0 / w), min(last.box[1], y0 / h),
+                   max(last.box[2], x1 / w), max(last.box[3], y1 / h))
             lines[-1] = OcrLine(f"{last.text} {row['text']}", box, last.confidence, last.block_start, "tesseract")
         else:
             start = not keys or keys[-1][:2] != key[:2]

@@ -84,7 +84,8 @@ def text_boxes(prob: np.ndarray, *, thresh: float = 0.3, box_thresh: float = 0.5
         widest_row = max(row_gaps, key=lambda g: g[1] - g[0], default=None)
         widest_col = max(col_gaps, key=lambda g: g[1] - g[0], default=None)
         row_width = widest_row[1] - widest_row[0] if widest_row else 0
-        if widest_col and widest_col[1] - widest_col[0] >= max(1.5 * line, 4) and widest_col[1] - widest_col[0] > row_width:
+        col_width = widest_col[1] - widest_col[0] if widest_col else 0
+        if col_width >= max(1.5 * line, 4) and col_width > row_width:
             cut = x0 + (widest_col[0] + widest_col[1]) // 2
             stack += [(y0, y1, cut, x1), (y0, y1, x0, cut)]  # popped left first
         elif widest_row:

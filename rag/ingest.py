@@ -418,7 +418,8 @@ class _Run:
                           leftovers=d.record is not None and d.record.status != "done")
             for d in docs])  # fmt: skip
         self._write_tables(docs)
-        self.manifest.finish_many(workspace, [(d.source, len(d.chunks), d.parsed.last_page, d.parsed.note) for d in docs])
+        self.manifest.finish_many(workspace, [(d.source, len(d.chunks), d.parsed.last_page, d.parsed.note)
+                                              for d in docs])  # fmt: skip
         self._written(docs, time.perf_counter() - t0)
 
     def _write_tables(self, docs: Sequence[_Doc]) -> None:

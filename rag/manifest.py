@@ -136,7 +136,8 @@ class Manifest:
 
     def documents(self, workspace: str, *, status: str | None = None) -> list[DocumentRecord]:
         """All records of a workspace (optionally of one status), sorted by source."""
-        sql = "SELECT source, sha256, size, mtime_ns, status, chunks, pages, updated, note FROM documents WHERE workspace=?"
+        sql = ("SELECT source, sha256, size, mtime_ns, status, chunks, pages, updated, note FROM documents"
+               " WHERE workspace=?")
         args: tuple = (workspace,)
         if status is not None:
             sql += " AND status=?"
@@ -174,7 +175,8 @@ class Manifest:
                 [(workspace, source, sha, size, mtime_ns, now) for source, sha, size, mtime_ns in files],
             )
 
-    def finish(self, workspace: str, source: str, *, chunks: int, pages: int | None, note: str | None = None) -> None:
+    def finish(self, workspace: str, source: str, *, chunks: int, pages: int | None,
+               note: str | None = None) -> None:  # fmt: skip
         """Mark a file as fully indexed, with a warning about what was read if there is one."""
         self._finish(workspace, [(source, chunks, pages, note)])
 
@@ -187,7 +189,8 @@ class Manifest:
         now = time.time()
         with self._lock, self._db:
             self._db.executemany(
-                "UPDATE documents SET status='done', chunks=?, pages=?, note=?, updated=? WHERE workspace=? AND source=?",
+                "UPDATE documents SET status='done', chunks=?, pages=?, note=?, updated=?"
+                " WHERE workspace=? AND source=?",
                 [(f[1], f[2], f[3] if len(f) > 3 else None, now, workspace, f[0]) for f in files],
             )
 

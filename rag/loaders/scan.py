@@ -75,5 +75,5 @@ def is_blank(image: Image.Image) -> bool:
 
 def unavailable(path: Path, exc: HearthError) -> LoadError:
     """The LoadError for a scan that cannot be read because OCR cannot run here."""
-    return LoadError(f"{path.name} is a scan, and OCR cannot run here: {exc}", kind="unsupported",
-                     hint=exc.hint or "Reinstall Hearth with its OCR models (packaging/requirements-models.txt).")  # fmt: skip
+    hint = exc.hint or "Reinstall Hearth with its OCR models (packaging/requirements-models.txt)."
+    return LoadError(f"{path.name} is a scan, and OCR cannot run here: {exc}", kind="unsupported", hint=hint)

@@ -45,7 +45,8 @@ def test_a_page_turned_two_degrees_is_levelled_and_read(ocr: OnnxOcr) -> None:
 
 
 def test_russian_without_tesseract_is_read_with_low_confidence() -> None:
-    page = OnnxOcr(providers=["CPUExecutionProvider"], tesseract=False).read(render_page(RUSSIAN[:1], width_in=4.5))
+    ocr = OnnxOcr(providers=["CPUExecutionProvider"], tesseract=False)
+    page = ocr.read(render_page(RUSSIAN[:1], width_in=4.5))
     assert page.confidence < LOW_OCR_CONFIDENCE  # PP-OCR's dictionary has no Cyrillic: letters go missing
 
 
@@ -76,3 +77,20 @@ def test_a_box_maps_back_through_the_turn() -> None:
     ys, xs = np.nonzero(np.asarray(turned) < 128)
     box = ocr_layout.unrotate_box((xs.min(), ys.min(), xs.max() + 1, ys.max() + 1), 5, turned.size, original.size)
     assert box == pytest.approx((100, 80, 110, 90), abs=2)
+
+
+def test_ocr_models_are_verified_against_their_pinned_hashes(tmp_path, monkeypatch) -> None:
+    from inference import models
+    from inference.errors import ModelError
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "PP-OCRv6_det_small.onnx").write_bytes(b"not the model")
+    monkeypatch.setattr(models, "_module_dir", lambda module, package: tmp_path)
+    models.ocr_model_files.cache_clear()
+    try:
+        with pytest.raises(ModelError) as caught:
+            models.ocr_model_files()
+    finally:
+        models.ocr_model_files.cache_clear()
+    assert "damaged or not the expected version" in str(caught.value)
+    assert caught.value.hint == "pip install --no-deps --force-reinstall rapidocr==3.10.0"
