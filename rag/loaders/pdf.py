@@ -88,7 +88,10 @@ def _read_scans(path: Path, document: pypdfium2.PdfDocument, indices: list[int],
     reason comes back instead, for a document with no text at all to report."""
     pages: dict[int, OcrPage] = {}
     for index in indices:
-        page = document[index]
+        try:
+            page = document[index]
+        except Exception:  # a page PDFium cannot load has no text layer either; the others are still read
+            continue
         try:
             width, height = page.get_size()
             # A scan is a picture on the page: a page with none is blank or holds only drawings. And a
