@@ -54,7 +54,7 @@ class DocumentRecord:
     chunks: int
     pages: int | None
     updated: float
-    note: str | None = None  # a warning about what was read ("scanned, low confidence (page 2)")
+    note: str | None = None  # what OCR read: "scanned", "scanned, low confidence (page 2)" (rag.loaders.ocr_note)
 
 
 class Manifest:

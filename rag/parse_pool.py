@@ -84,7 +84,7 @@ class Parsed:
 
     @property
     def note(self) -> str | None:
-        """A warning about what was read: "scanned, low confidence (page …)" for pages OCR read poorly."""
+        """What OCR read, if anything: "scanned", or "scanned, low confidence (page …)" for pages read poorly."""
         return ocr_note(self.sections or ())
 
     @property

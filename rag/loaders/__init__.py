@@ -4,7 +4,8 @@
     SUPPORTED_SUFFIXES      the file suffixes load() understands (lower case, with the dot)
     full_text(sections)     the document's full text: section texts joined by SEPARATOR
     Limits                  caps on pages and on decompressed size (zip bombs), with sane defaults
-    ocr_note(sections)      "scanned, low confidence (page …)" for pages OCR read poorly (rag/loaders/scan.py)
+    ocr_note(sections)      "scanned" for a document read by OCR, "scanned, low confidence (page …)" if poorly
+    read_ocr_note(note)     that note taken apart again (for a display in another language)
 
 One module per format (`text`, `markdown`, `html`, `pdf`, `docx`, `pptx`, `xlsx`, `ods`, `csv`, `odt`, `eml`, `image`),
 each with `load(path, limits) -> list[Section]`. They are imported only when a file of theirs is loaded,
@@ -14,9 +15,11 @@ so pypdfium2 or openpyxl cost nothing until such a file appears.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from rag.errors import LoadError
 
@@ -126,13 +129,41 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
     return sections
 
 
+class OcrNote(NamedTuple):
+    """What a document's OCR note says: whether some pages were read poorly, and which pages ("2, 5" or "")."""
+
+    low_confidence: bool
+    pages: str
+
+
 def ocr_note(sections: Iterable[Section]) -> str | None:
-    """The warning for a document with pages OCR read poorly, naming them; None when there are none."""
-    pages = [s.page for s in sections if s.ocr_confidence is not None and s.ocr_confidence < LOW_OCR_CONFIDENCE]
-    if not pages:
+    """The note for a document read (partly) by OCR: "scanned", "scanned (page 3)" where only some pages
+    were, "scanned, low confidence (page 2, 5)" naming the pages OCR read poorly; None when nothing was OCR'd."""
+    sections = list(sections)
+    scanned = [s for s in sections if s.ocr_confidence is not None]
+    if not scanned:
         return None
-    shown = ", ".join(str(p) for p in pages[:10] if p is not None) + (", …" if len(pages) > 10 else "")
-    return f"scanned, low confidence (page {shown})" if shown else "scanned, low confidence"
+    low = [s.page for s in scanned if s.ocr_confidence < LOW_OCR_CONFIDENCE]  # type: ignore[operator]
+    if low:
+        shown = _page_list(low)
+        return f"scanned, low confidence (page {shown})" if shown else "scanned, low confidence"
+    if len(scanned) == len(sections):
+        return "scanned"
+    shown = _page_list([s.page for s in scanned])
+    return f"scanned (page {shown})" if shown else "scanned"
+
+
+def read_ocr_note(note: str | None) -> OcrNote | None:
+    """The parts of a note `ocr_note` wrote; None for no note or another kind of note."""
+    match = _OCR_NOTE.fullmatch(note or "")
+    return None if match is None else OcrNote(bool(match.group(1)), match.group(2) or "")
+
+
+_OCR_NOTE = re.compile(r"scanned(, low confidence)?(?: \(page (.+)\))?")
+
+
+def _page_list(pages: Sequence[int | None]) -> str:
+    return ", ".join(str(p) for p in pages[:10] if p is not None) + (", …" if len(pages) > 10 else "")
 
 
 def full_text(sections: Iterable[Section]) -> str:

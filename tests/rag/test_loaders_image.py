@@ -11,7 +11,7 @@ from fpdf import FPDF
 from bench.ocr import cer, render_page
 from rag.errors import LoadError
 from rag.ingest import IngestOptions
-from rag.loaders import Limits, load, ocr_note
+from rag.loaders import Limits, OcrNote, Section, load, ocr_note, read_ocr_note
 from rag.loaders import scan
 from rag.service import Hearth, HearthConfig
 from tests.fakes import HashEmbedder
@@ -39,7 +39,7 @@ def test_two_frame_tiff_gives_one_section_per_page(tmp_path: Path) -> None:
     sections = load(path)
     assert [s.page for s in sections] == [1, 2]
     assert cer(sections[1].text, "\n".join(SECOND)) < 0.03
-    assert all(s.ocr_confidence and s.ocr_confidence > 0.85 for s in sections) and ocr_note(sections) is None
+    assert all(s.ocr_confidence and s.ocr_confidence > 0.85 for s in sections) and ocr_note(sections) == "scanned"
     start, end, *box = sections[0].boxes[0]
     assert sections[0].text[start:end].startswith("Parking") and all(0 <= v <= 1 for v in box)
 
@@ -51,7 +51,7 @@ def test_image_only_pdf_is_searchable_at_the_right_page(tmp_path: Path) -> None:
     assert report.failed == [] and report.added == 1
     top = h.search("server room code", k=1)[0]
     assert (Path(top.source).name, top.page) == ("scan.pdf", 2) and "5821" in top.text
-    assert [d.note for d in h.sources()] == [None]
+    assert [d.note for d in h.sources()] == ["scanned"]
 
 
 def test_low_confidence_page_is_flagged_in_the_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,6 +63,22 @@ def test_low_confidence_page_is_flagged_in_the_library(tmp_path: Path, monkeypat
     h = Hearth(HearthConfig(data_dir=tmp_path / "data", ingest=IngestOptions(workers=0)), embedder=HashEmbedder())
     assert h.ingest([tmp_path / "receipt.png"]).failed == []
     assert [d.note for d in h.sources()] == ["scanned, low confidence (page 1)"]
+
+
+def test_the_note_says_which_pages_were_scanned_and_which_read_poorly() -> None:
+    def page(n: int, confidence: float | None) -> Section:
+        return Section(text=f"page {n}", page=n, heading=None, offset=0, ocr_confidence=confidence)
+
+    assert ocr_note([page(1, None), page(2, None)]) is None and read_ocr_note(None) is None
+    assert ocr_note([page(1, 0.97), page(2, 0.96)]) == "scanned"
+    assert ocr_note([page(1, None), page(2, 0.97), page(3, 0.98)]) == "scanned (page 2, 3)"  # a PDF, partly scanned
+    assert ocr_note([page(1, 0.97), page(2, 0.6)]) == "scanned, low confidence (page 2)"
+    many = ocr_note([page(n, 0.5) for n in range(1, 13)])
+    assert many == "scanned, low confidence (page 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, …)"
+    assert read_ocr_note(many) == OcrNote(True, "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, …")
+    assert read_ocr_note("scanned") == OcrNote(False, "")
+    assert read_ocr_note("scanned (page 2, 3)") == OcrNote(False, "2, 3")
+    assert read_ocr_note("something else") is None
 
 
 def test_damaged_picture_is_a_clear_load_error(tmp_path: Path) -> None:
