@@ -467,218 +467,249 @@
 <context>
     <name>LibraryPanel</name>
     <message>
-        <location filename="../library.py" line="61"/>
+        <location filename="../library.py" line="63"/>
         <source>Add files…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="62"/>
+        <location filename="../library.py" line="64"/>
         <source>Add documents to this workspace (Ctrl+O)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="65"/>
+        <location filename="../library.py" line="67"/>
         <source>Add folder…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="69"/>
-        <location filename="../library.py" line="160"/>
+        <location filename="../library.py" line="71"/>
+        <location filename="../library.py" line="162"/>
         <source>Ask about these</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="70"/>
+        <location filename="../library.py" line="72"/>
         <source>Answer the next questions from the selected documents only</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="76"/>
+        <location filename="../library.py" line="78"/>
         <source>More actions for the selected documents</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="94"/>
+        <location filename="../library.py" line="96"/>
         <source>Cancel</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="95"/>
+        <location filename="../library.py" line="97"/>
         <source>Stop indexing; the documents done so far are kept</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="106"/>
+        <location filename="../library.py" line="108"/>
         <source>Document</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="106"/>
+        <location filename="../library.py" line="108"/>
         <source>Status</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="106"/>
+        <location filename="../library.py" line="108"/>
         <source>Passages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="129"/>
+        <location filename="../library.py" line="131"/>
         <source>Watched folders</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="131"/>
+        <location filename="../library.py" line="133"/>
         <source>Watch a folder…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="132"/>
+        <location filename="../library.py" line="134"/>
         <source>Keep a folder in sync: new, changed and deleted files are picked up by themselves</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="148"/>
+        <location filename="../library.py" line="150"/>
         <source>None: documents are indexed when you add them.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="151"/>
+        <location filename="../library.py" line="153"/>
         <source>Drop files or folders anywhere on the window to add them; drop a .gguf file to add a chat model.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="158"/>
+        <location filename="../library.py" line="160"/>
         <source>Open</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="162"/>
+        <location filename="../library.py" line="164"/>
         <source>Summarize</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="163"/>
+        <location filename="../library.py" line="165"/>
         <source>A summary of the whole document, section by section, in the chat</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="169"/>
+        <location filename="../library.py" line="171"/>
         <source>Re-index</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="171"/>
+        <location filename="../library.py" line="173"/>
         <source>Remove from the library</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="197"/>
+        <location filename="../library.py" line="199"/>
         <source>starting…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="224"/>
+        <location filename="../library.py" line="226"/>
         <source>Open folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="225"/>
+        <location filename="../library.py" line="227"/>
         <source>Stop watching</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="235"/>
+        <location filename="../library.py" line="237"/>
         <source>queued</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="235"/>
+        <location filename="../library.py" line="237"/>
         <source>reading…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="235"/>
+        <location filename="../library.py" line="237"/>
         <source>embedding…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="236"/>
+        <location filename="../library.py" line="238"/>
         <source>done</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="236"/>
+        <location filename="../library.py" line="238"/>
         <source>failed</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="236"/>
+        <location filename="../library.py" line="238"/>
         <source>not indexed (stopped)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="237"/>
+        <location filename="../library.py" line="239"/>
         <source>interrupted, will be redone</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="277"/>
+        <location filename="../library.py" line="252"/>
+        <source>scanned, low confidence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="254"/>
+        <source>Read by OCR from page images, poorly on pages: {pages}. Check their text against the original before relying on it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="257"/>
+        <source>Read by OCR from page images, poorly: check the text against the original before relying on it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="261"/>
+        <location filename="../library.py" line="263"/>
+        <source>scanned</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="261"/>
+        <source>Pages read by OCR from page images: {pages}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="263"/>
+        <source>Read by OCR from page images.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="304"/>
         <source>Looking for documents…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="300"/>
+        <location filename="../library.py" line="327"/>
         <source>Converting the embedding model in {folder} (a minute or so)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="317"/>
+        <location filename="../library.py" line="344"/>
         <source>Indexing stopped.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="318"/>
+        <location filename="../library.py" line="345"/>
         <source>The documents indexed so far are kept; add the rest again to go on.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="322"/>
+        <location filename="../library.py" line="349"/>
         <source>{n} of the documents could not be read.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="323"/>
+        <location filename="../library.py" line="350"/>
         <source>Each one&apos;s reason is in its row (hover for the full text).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="330"/>
+        <location filename="../library.py" line="357"/>
         <source>{done} of {total} files · {chunks} passages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="337"/>
+        <location filename="../library.py" line="364"/>
         <source>{rate:.0f} passages/s · about {eta} left</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="359"/>
+        <location filename="../library.py" line="393"/>
         <source>{n} pages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="374"/>
+        <location filename="../library.py" line="408"/>
         <source>No documents yet.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="376"/>
+        <location filename="../library.py" line="410"/>
         <source>{n} documents · {chunks} passages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="378"/>
+        <location filename="../library.py" line="412"/>
         <source>{n} failed</source>
         <translation type="unfinished"></translation>
     </message>
