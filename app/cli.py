@@ -558,6 +558,8 @@ def _place(hit) -> str:
         place += f", page {hit.page}"
     if hit.heading:
         place += f" — {hit.heading}"
+    if getattr(hit, "low_confidence", False):
+        place += " [scanned, low confidence]"
     return place
 
 

@@ -51,6 +51,7 @@ def test_image_only_pdf_is_searchable_at_the_right_page(tmp_path: Path) -> None:
     assert report.failed == [] and report.added == 1
     top = h.search("server room code", k=1)[0]
     assert (Path(top.source).name, top.page) == ("scan.pdf", 2) and "5821" in top.text
+    assert top.ocr_confidence is not None and not top.low_confidence
     assert [d.note for d in h.sources()] == ["scanned"]
 
 
@@ -63,6 +64,13 @@ def test_low_confidence_page_is_flagged_in_the_library(tmp_path: Path, monkeypat
     h = Hearth(HearthConfig(data_dir=tmp_path / "data", ingest=IngestOptions(workers=0)), embedder=HashEmbedder())
     assert h.ingest([tmp_path / "receipt.png"]).failed == []
     assert [d.note for d in h.sources()] == ["scanned, low confidence (page 1)"]
+    (tmp_path / "typed.md").write_text("# Receipts\n\nKeep every receipt for a year.\n", encoding="utf-8")
+    assert h.ingest([tmp_path / "typed.md"]).failed == []
+    hits = {Path(hit.source).name: hit for hit in h.search("receipt", k=5)}
+    assert hits["receipt.png"].low_confidence and hits["receipt.png"].to_json()["ocr_confidence"] < 0.85
+    assert hits["typed.md"].to_json()["ocr_confidence"] is None
+    by_vector = h.store.vectors.chunks_of("default", [hits["receipt.png"].source])  # Chroma's copy too
+    assert by_vector[0].ocr_confidence == pytest.approx(hits["receipt.png"].ocr_confidence, abs=1e-3)
 
 
 def test_the_note_says_which_pages_were_scanned_and_which_read_poorly() -> None:

@@ -17,51 +17,61 @@
 <context>
     <name>Chat</name>
     <message>
-        <location filename="../chat.py" line="55"/>
+        <location filename="../chat.py" line="56"/>
         <source>page {n}</source>
         <translation>стр. {n}</translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="60"/>
+        <source>scanned, low confidence</source>
+        <translation>скан, низкая достоверность</translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="65"/>
+        <source>OCR read this page poorly: check the passage against the original.</source>
+        <translation>OCR плохо распознал эту страницу: сверьте отрывок с оригиналом.</translation>
     </message>
 </context>
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../chat.py" line="424"/>
+        <location filename="../chat.py" line="436"/>
         <source>Ask about your documents…  (Enter sends, Shift+Enter: new line)</source>
         <translation>Спросите о своих документах…  (Enter — отправить, Shift+Enter — новая строка)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="427"/>
-        <location filename="../chat.py" line="507"/>
+        <location filename="../chat.py" line="439"/>
+        <location filename="../chat.py" line="519"/>
         <source>Send</source>
         <translation>Отправить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="458"/>
+        <location filename="../chat.py" line="470"/>
         <source>Answers come only from the documents in this workspace, with their sources. Drop files or folders anywhere on the window to add them.</source>
         <translation>Ответы берутся только из документов этого пространства, с указанием источников. Чтобы добавить файлы или папки, перетащите их в любое место окна.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="467"/>
+        <location filename="../chat.py" line="479"/>
         <source>Ask anything about the {n} documents in “{ws}”</source>
         <translation>Спросите что угодно о документах в «{ws}» ({n})</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="470"/>
+        <location filename="../chat.py" line="482"/>
         <source>“{ws}” has no documents yet</source>
         <translation>В «{ws}» пока нет документов</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="507"/>
+        <location filename="../chat.py" line="519"/>
         <source>Stop</source>
         <translation>Остановить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="508"/>
+        <location filename="../chat.py" line="520"/>
         <source>Stop the answer (Esc)</source>
         <translation>Остановить ответ (Esc)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="508"/>
+        <location filename="../chat.py" line="520"/>
         <source>Send (Enter)</source>
         <translation>Отправить (Enter)</translation>
     </message>
@@ -884,7 +894,7 @@
 <context>
     <name>QuoteRow</name>
     <message>
-        <location filename="../chat.py" line="120"/>
+        <location filename="../chat.py" line="128"/>
         <source>Open {file} at this quote</source>
         <translation>Открыть {file} на этой цитате</translation>
     </message>
@@ -1219,7 +1229,7 @@ Open it outside Hearth?</source>
 <context>
     <name>SourceRow</name>
     <message>
-        <location filename="../chat.py" line="89"/>
+        <location filename="../chat.py" line="96"/>
         <source>Open {file}</source>
         <translation>Открыть {file}</translation>
     </message>
@@ -1283,58 +1293,58 @@ Open it outside Hearth?</source>
 <context>
     <name>TurnCard</name>
     <message>
-        <location filename="../chat.py" line="184"/>
+        <location filename="../chat.py" line="195"/>
         <source>Copy</source>
         <translation>Копировать</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="185"/>
+        <location filename="../chat.py" line="196"/>
         <source>Copy the answer as Markdown</source>
         <translation>Скопировать ответ в формате Markdown</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="235"/>
+        <location filename="../chat.py" line="246"/>
         <source>*(not found in your documents)*</source>
         <translation>*(в ваших документах этого нет)*</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="292"/>
+        <location filename="../chat.py" line="303"/>
         <source>Rows used ({n}); click a header to sort, a row to open it</source>
         <translation>Использованные строки ({n}); щелчок по заголовку сортирует, по строке — открывает её</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="299"/>
+        <location filename="../chat.py" line="310"/>
         <source>What the documents say</source>
         <translation>Что говорят документы</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="300"/>
+        <location filename="../chat.py" line="311"/>
         <source>Supporting quotes</source>
         <translation>Подтверждающие цитаты</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="306"/>
+        <location filename="../chat.py" line="318"/>
         <source>Sources</source>
         <translation>Источники</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="314"/>
+        <location filename="../chat.py" line="326"/>
         <source>The model&apos;s reply was not borne out by the documents; their own words are shown instead.</source>
         <translation>Ответ модели не подтверждается документами; вместо него показаны их собственные слова.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="317"/>
+        <location filename="../chat.py" line="329"/>
         <source>{seconds:.1f} s</source>
         <translation>{seconds:.1f} с</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="324"/>
-        <location filename="../chat.py" line="325"/>
+        <location filename="../chat.py" line="336"/>
+        <location filename="../chat.py" line="337"/>
         <source>Stopped.</source>
         <translation>Остановлено.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="333"/>
+        <location filename="../chat.py" line="345"/>
         <source>No answer: {reason}</source>
         <translation>Нет ответа: {reason}</translation>
     </message>
