@@ -111,3 +111,11 @@ def test_picture_over_the_pixel_cap_is_too_large(tmp_path: Path) -> None:
 def test_blank_picture_is_empty(tmp_path: Path) -> None:
     render_page([""], dpi=100, width_in=3).save(tmp_path / "blank.jpg")
     assert pytest.raises(LoadError, load, tmp_path / "blank.jpg").value.kind == "empty"
+
+
+def test_the_scan_make_offline_check_reads_says_what_it_expects(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "packaging"))
+    import offline_check
+
+    (section,) = load(offline_check.SCAN)
+    assert offline_check.SCAN_WORD in section.text and section.ocr_confidence and section.ocr_confidence >= 0.85
