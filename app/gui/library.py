@@ -356,6 +356,9 @@ class LibraryPanel(QWidget):
         self.progress.setValue(p.files_done)
         text = self.tr("{done} of {total} files · {chunks} passages").format(
             done=p.files_done, total=p.files_total, chunks=p.chunks)
+        if p.pages and p.elapsed > 0:  # pages read so far, OCR'd ones included: a scan's pace is pages/s
+            text += " · " + self.tr("{pages} pages, {rate:.1f} pages/s").format(pages=p.pages,
+                                                                              rate=p.pages / p.elapsed)
         if p.files_done and p.elapsed > 0 and p.files_done < p.files_total:
             eta = getattr(p, "eta", None)
             if eta is None:

@@ -181,3 +181,14 @@ def test_a_scan_read_poorly_is_flagged_in_the_library_with_its_pages(qtbot, tmp_
     assert label == "done · scanned" and "Read by OCR from page images." in tip
     assert lib.status_text(notes)[0] == "done"
     w.close()
+
+
+def test_indexing_progress_shows_pages_per_second(qtbot):
+    from app.gui.library import LibraryPanel
+    from rag.ingest import Progress
+
+    lib = LibraryPanel()
+    qtbot.addWidget(lib)
+    lib.begin()
+    lib.on_progress(Progress(files_done=1, files_total=3, chunks=6, current=None, elapsed=4.0, pages=10))
+    assert "1 of 3 files · 6 passages · 10 pages, 2.5 pages/s" in lib.progress_text.text()

@@ -47,8 +47,10 @@ def test_two_frame_tiff_gives_one_section_per_page(tmp_path: Path) -> None:
 def test_image_only_pdf_is_searchable_at_the_right_page(tmp_path: Path) -> None:
     image_pdf(tmp_path / "scan.pdf", [FIRST, SECOND])
     h = Hearth(HearthConfig(data_dir=tmp_path / "data", ingest=IngestOptions(workers=0)), embedder=HashEmbedder())
-    report = h.ingest([tmp_path / "scan.pdf"])
-    assert report.failed == [] and report.added == 1
+    seen = []
+    report = h.ingest([tmp_path / "scan.pdf"], progress=seen.append)
+    assert report.failed == [] and report.added == 1 and report.pages == 2  # OCR'd pages count as pages
+    assert seen[-1].pages == 2
     top = h.search("server room code", k=1)[0]
     assert (Path(top.source).name, top.page) == ("scan.pdf", 2) and "5821" in top.text
     assert top.ocr_confidence is not None and not top.low_confidence

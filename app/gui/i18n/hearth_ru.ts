@@ -699,27 +699,32 @@
         <translation>{done} из {total} файлов · фрагментов: {chunks}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="364"/>
+        <location filename="../library.py" line="360"/>
+        <source>{pages} pages, {rate:.1f} pages/s</source>
+        <translation>страниц: {pages}, {rate:.1f} стр./с</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="367"/>
         <source>{rate:.0f} passages/s · about {eta} left</source>
         <translation>{rate:.0f} фрагм./с · осталось около {eta}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="393"/>
+        <location filename="../library.py" line="396"/>
         <source>{n} pages</source>
         <translation>страниц: {n}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="408"/>
+        <location filename="../library.py" line="411"/>
         <source>No documents yet.</source>
         <translation>Документов пока нет.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="410"/>
+        <location filename="../library.py" line="413"/>
         <source>{n} documents · {chunks} passages</source>
         <translation>документов: {n} · фрагментов: {chunks}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="412"/>
+        <location filename="../library.py" line="415"/>
         <source>{n} failed</source>
         <translation>с ошибкой: {n}</translation>
     </message>
