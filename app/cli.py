@@ -530,14 +530,15 @@ def _sources(hearth, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"sources": [
             {"source": d.source, "status": d.status, "chunks": d.chunks, "pages": d.pages, "sha256": d.sha256,
-             "size": d.size, "indexed": d.updated} for d in docs]}, ensure_ascii=False))
+             "size": d.size, "indexed": d.updated, "note": d.note} for d in docs]}, ensure_ascii=False))
         return EXIT_OK
     if not docs:
         print("No documents in this workspace.")
     for d in docs:
         status = "" if d.status == "done" else f"  [{d.status}: interrupted, will be redone]"
         pages = f", {d.pages} pages" if d.pages else ""
-        print(f"{d.source}  ({d.chunks} passages{pages}){status}")
+        note = f"  [{d.note}]" if d.note else ""
+        print(f"{d.source}  ({d.chunks} passages{pages}){status}{note}")
     return EXIT_OK
 
 
@@ -560,6 +561,8 @@ def _place(hit) -> str:
         place += f", page {hit.page}"
     if hit.heading:
         place += f" — {hit.heading}"
+    if getattr(hit, "low_confidence", False):
+        place += " [scanned, low confidence]"
     return place
 
 

@@ -136,6 +136,29 @@ CHAT_MODELS: dict[str, ChatModelInfo] = {
 }
 DEFAULT_CHAT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 
+# OCR (inference/ocr.py): PP-OCRv6 small text detection and Latin recognition, exported to ONNX by RapidAI
+# from PaddleOCR (Apache-2.0, provenance in the wheel's MODEL_LICENSES.md). Only these two files are read;
+# the package's code is never imported (install with --no-deps). (name, file in the package, size, SHA-256)
+OCR_PACKAGE, OCR_MODULE, OCR_LICENCE = "rapidocr==3.10.0", "rapidocr", "Apache-2.0"
+OCR_MODELS = (
+    ("det", "models/PP-OCRv6_det_small.onnx", 9_929_594,
+     "090f04abcd9d9a7498bc4ebf677e4cb9bdce1fe4197ddb7e529f1ef44e1ff94f"),
+    ("rec", "models/PP-OCRv6_rec_small.onnx", 21_234_383,
+     "6f327246b50388f3c176ae304bd95767ea6dc0c9ae92153ef8cbe210b3c14884"),
+)
+
+
+@functools.cache
+def ocr_model_files() -> dict[str, Path]:
+    """The OCR models' files by name ("det", "rec"), verified against their pinned SHA-256 once per process."""
+    folder = _module_dir(OCR_MODULE, OCR_PACKAGE)
+    files = {}
+    for name, relative, _size, sha256 in OCR_MODELS:
+        path = folder / relative
+        _verify(path, sha256, what=f"the OCR model ({name})", package=OCR_PACKAGE)
+        files[name] = path
+    return files
+
 
 def default_embedder_dir(cache_dir: Path, *, precision: str = DEFAULT_PRECISION) -> Path:
     """Return the folder holding the default embedder's model.onnx and tokenizer.json, converting on first use.

@@ -8,9 +8,12 @@
    - prove that nothing can be reached (a TCP connection out fails);
    - `install.sh --user`, which verifies every hash and installs into a fresh virtual environment;
    - `hearth ingest` the demo documents and `hearth ask` a question about them, each in its own
-     namespace, from a folder outside the checkout (so nothing is imported from the source tree).
-3. Check the results (3 documents indexed, none failed; a cited answer from the travel policy) and
-   print a summary with sizes and times as JSON. Exit 0 only if every step passed.
+     namespace, from a folder outside the checkout (so nothing is imported from the source tree);
+   - `hearth ingest` a scanned page (tests/fixtures/scans/invoice.png, a picture of two typed lines) and
+     `hearth search` a number on it: the installed OCR models must read it.
+3. Check the results (3 documents indexed, none failed; a cited answer from the travel policy; the scan's
+   number found on it, read with confidence) and print a summary with sizes and times as JSON. Exit 0 only
+   if every step passed.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bundle as bundle_mod  # noqa: E402
 
 QUESTION = "What is the daily meal allowance for travel abroad?"
+SCAN = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "scans" / "invoice.png"
+SCAN_QUERY, SCAN_WORD = "invoice 4471 paid", "4471"  # the page reads "Invoice 4471 was paid on 3 May 2024."
 _NO_NETWORK_PROBE = (
     "import socket, sys\n"
     "for host in ('1.1.1.1', '8.8.8.8', 'pypi.org'):\n"
@@ -98,6 +103,7 @@ def check(bundle: Path, work: Path) -> dict[str, object]:
     sources = answer.get("sources") or []
     if not answer.get("answer", "").strip() or not sources or not sources[0]["source"].endswith("travel-policy.pdf"):
         raise CheckFailed(f"ask did not answer from the travel policy: {answer}")
+    scan = check_scan(common, env=env, work=work, log=log)
     desktop = home / ".local/share/applications" / bundle_mod.DESKTOP_FILE
     if f"Exec={hearth}" not in desktop.read_text(encoding="utf-8"):
         raise CheckFailed(f"The desktop entry {desktop} does not start {hearth}.")
@@ -110,8 +116,28 @@ def check(bundle: Path, work: Path) -> dict[str, object]:
         "answer": answer["answer"],
         "answer_mentions_60": "60" in answer["answer"],
         "top_source": f"{Path(sources[0]['source']).name} p.{sources[0]['page']}",
+        **scan,
         "log": str(log),
     }
+
+
+def check_scan(common: list[str], *, env: dict[str, str], work: Path, log: Path) -> dict[str, object]:
+    """Index a scanned page with the installed OCR models and find a number printed on it."""
+    folder = work / "scans"
+    folder.mkdir()
+    shutil.copy(SCAN, folder / SCAN.name)
+    out, seconds = offline([*common, "ingest", str(folder), "--json"], env=env, cwd=work, log=log)
+    report = json.loads(out)
+    if report["added"] != 1 or report["failed"]:
+        raise CheckFailed(f"ingest did not read the scanned page: {report}")
+    out, _ = offline([*common, "search", SCAN_QUERY, "--json"], env=env, cwd=work, log=log)
+    hits = [h for h in json.loads(out)["hits"] if h["source"].endswith(SCAN.name)]
+    if not hits or SCAN_WORD not in hits[0]["text"]:
+        raise CheckFailed(f"OCR did not read {SCAN_WORD} on {SCAN.name}: {hits[:1]}")
+    if hits[0].get("ocr_confidence") is None or hits[0]["ocr_confidence"] < 0.85:
+        raise CheckFailed(f"OCR read {SCAN.name} with low or no confidence: {hits[0]}")
+    return {"scan_seconds": round(seconds, 1), "scan_text": hits[0]["text"],
+            "scan_confidence": hits[0]["ocr_confidence"]}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,6 +31,7 @@ class Chunk:
     end: int
     index: int
     context: str | None = None  # a table's header row, for a chunk that begins below it
+    ocr_confidence: float | None = None  # of the page it comes from, when OCR read that page (Section's)
 
     @property
     def passage(self) -> str:
@@ -82,6 +83,7 @@ def chunk_sections(
                     heading=section.heading,
                     start=section.offset + start,
                     end=section.offset + end,
+                    ocr_confidence=section.ocr_confidence,
                     index=len(chunks),
                     context=units[first].context,
                 )

@@ -400,7 +400,7 @@ class _Run:
             self.store.delete_document(self.workspace, source)
         self.store.replace_document(self.workspace, source, doc.stored(), doc.vectors, version=parsed.sha256)
         self._write_tables([doc])
-        self.manifest.finish(self.workspace, source, chunks=len(doc.chunks), pages=parsed.last_page)
+        self.manifest.finish(self.workspace, source, chunks=len(doc.chunks), pages=parsed.last_page, note=parsed.note)
         self._written([doc], time.perf_counter() - t0)
 
     def write_many(self, docs: Sequence[_Doc]) -> None:
@@ -418,7 +418,8 @@ class _Run:
                           leftovers=d.record is not None and d.record.status != "done")
             for d in docs])  # fmt: skip
         self._write_tables(docs)
-        self.manifest.finish_many(workspace, [(d.source, len(d.chunks), d.parsed.last_page) for d in docs])
+        self.manifest.finish_many(workspace, [(d.source, len(d.chunks), d.parsed.last_page, d.parsed.note)
+                                              for d in docs])  # fmt: skip
         self._written(docs, time.perf_counter() - t0)
 
     def _write_tables(self, docs: Sequence[_Doc]) -> None:

@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     heading TEXT,
     start INTEGER NOT NULL,
     "end" INTEGER NOT NULL,
-    text TEXT NOT NULL
+    text TEXT NOT NULL,
+    ocr_confidence REAL
 );
 CREATE INDEX IF NOT EXISTS chunks_by_source ON chunks (workspace, source);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
@@ -123,6 +124,7 @@ class LexicalRow:
     start: int
     end: int
     text: str
+    ocr_confidence: float | None = None  # of the page, when OCR read it; None for text read as text
 
 
 def query_terms(text: str) -> list[str]:
@@ -200,6 +202,8 @@ class LexicalIndex:
             # A chunk replaced by INSERT OR REPLACE fires the delete triggers too, so no stale words remain.
             self._db.execute("PRAGMA recursive_triggers=ON")
             self._db.executescript(_SCHEMA)
+            if "ocr_confidence" not in {row[1] for row in self._db.execute("PRAGMA table_info(chunks)")}:
+                self._db.execute("ALTER TABLE chunks ADD COLUMN ocr_confidence REAL")  # an index from before OCR
             self._db.executescript(_TEMP)
         except sqlite3.Error as exc:
             raise StoreError(f"Cannot open the keyword index {path}: {exc}") from exc
@@ -282,9 +286,10 @@ class LexicalIndex:
                 self._writes += 1
                 self._db.execute("DELETE FROM chunks WHERE workspace=? AND source=?", (workspace, source))
                 self._db.executemany(
-                    'INSERT OR REPLACE INTO chunks (chunk_id, workspace, source, page, heading, start, "end", text)'
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(r.chunk_id, workspace, source, r.page, r.heading, r.start, r.end, r.text) for r in rows],
+                    'INSERT OR REPLACE INTO chunks (chunk_id, workspace, source, page, heading, start, "end", text,'
+                    " ocr_confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(r.chunk_id, workspace, source, r.page, r.heading, r.start, r.end, r.text, r.ocr_confidence)
+                     for r in rows],
                 )
                 self._write_languages_of([r.chunk_id for r in rows])
         except sqlite3.Error as exc:
@@ -421,7 +426,7 @@ class LexicalIndex:
             part = rowids[i : i + 500]
             rows = self._db.execute(
                 # `+workspace`: look the rows up by rowid, never by scanning the workspace's index entries.
-                'SELECT rowid, chunk_id, source, page, heading, start, "end", text FROM chunks'
+                'SELECT rowid, chunk_id, source, page, heading, start, "end", text, ocr_confidence FROM chunks'
                 f" WHERE rowid IN ({','.join('?' * len(part))}) AND +workspace = ?",
                 (*part, workspace),
             )
@@ -474,7 +479,7 @@ class LexicalIndex:
                 for i in range(0, len(chunk_ids), 500):
                     part = list(chunk_ids[i : i + 500])
                     rows = self._db.execute(
-                        'SELECT chunk_id, source, page, heading, start, "end", text FROM chunks'
+                        'SELECT chunk_id, source, page, heading, start, "end", text, ocr_confidence FROM chunks'
                         f" WHERE chunk_id IN ({','.join('?' * len(part))}) AND +workspace = ?",
                         (*part, workspace),
                     )
@@ -486,19 +491,21 @@ class LexicalIndex:
     def all_rows(self, workspace: str) -> list[LexicalRow]:
         """Every chunk of a workspace, in insertion order."""
         rows = self._db.execute(
-            'SELECT chunk_id, source, page, heading, start, "end", text FROM chunks WHERE workspace=? ORDER BY rowid',
+            'SELECT chunk_id, source, page, heading, start, "end", text, ocr_confidence FROM chunks'
+            " WHERE workspace=? ORDER BY rowid",
             (workspace,),
         )
         return [LexicalRow(*r) for r in rows]
 
     def add_rows(self, workspace: str, rows: Iterable[tuple[str, LexicalRow]]) -> None:
         """Bulk insert (source, row) pairs, used to rebuild the index from the vector store."""
-        values = [(r.chunk_id, workspace, s, r.page, r.heading, r.start, r.end, r.text) for s, r in rows]
+        values = [(r.chunk_id, workspace, s, r.page, r.heading, r.start, r.end, r.text, r.ocr_confidence)
+                  for s, r in rows]
         with self._lock, self._db:
             self._writes += 1
             self._db.executemany(
-                'INSERT OR REPLACE INTO chunks (chunk_id, workspace, source, page, heading, start, "end", text)'
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                'INSERT OR REPLACE INTO chunks (chunk_id, workspace, source, page, heading, start, "end", text,'
+                " ocr_confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 values,
             )
             self._write_languages_of([v[0] for v in values])

@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS documents (
     chunks INTEGER NOT NULL DEFAULT 0,
     pages INTEGER,
     updated REAL NOT NULL,
+    note TEXT,
     PRIMARY KEY (workspace, source)
 );
 """
@@ -53,6 +54,7 @@ class DocumentRecord:
     chunks: int
     pages: int | None
     updated: float
+    note: str | None = None  # what OCR read: "scanned", "scanned, low confidence (page 2)" (rag.loaders.ocr_note)
 
 
 class Manifest:
@@ -69,6 +71,8 @@ class Manifest:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
+            if "note" not in {row[1] for row in self._db.execute("PRAGMA table_info(documents)")}:
+                self._db.execute("ALTER TABLE documents ADD COLUMN note TEXT")  # manifests from before notes
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"Cannot open the document list {path}: {exc}") from exc
         self._lock = threading.RLock()
@@ -124,7 +128,7 @@ class Manifest:
     def get(self, workspace: str, source: str) -> DocumentRecord | None:
         """The record of one file, if any."""
         rows = self._read(
-            "SELECT source, sha256, size, mtime_ns, status, chunks, pages, updated FROM documents"
+            "SELECT source, sha256, size, mtime_ns, status, chunks, pages, updated, note FROM documents"
             " WHERE workspace=? AND source=?",
             (workspace, source),
         )
@@ -132,7 +136,8 @@ class Manifest:
 
     def documents(self, workspace: str, *, status: str | None = None) -> list[DocumentRecord]:
         """All records of a workspace (optionally of one status), sorted by source."""
-        sql = "SELECT source, sha256, size, mtime_ns, status, chunks, pages, updated FROM documents WHERE workspace=?"
+        sql = ("SELECT source, sha256, size, mtime_ns, status, chunks, pages, updated, note FROM documents"
+               " WHERE workspace=?")
         args: tuple = (workspace,)
         if status is not None:
             sql += " AND status=?"
@@ -170,20 +175,23 @@ class Manifest:
                 [(workspace, source, sha, size, mtime_ns, now) for source, sha, size, mtime_ns in files],
             )
 
-    def finish(self, workspace: str, source: str, *, chunks: int, pages: int | None) -> None:
-        """Mark a file as fully indexed."""
-        self._finish(workspace, [(source, chunks, pages)])
+    def finish(self, workspace: str, source: str, *, chunks: int, pages: int | None,
+               note: str | None = None) -> None:  # fmt: skip
+        """Mark a file as fully indexed, with a warning about what was read if there is one."""
+        self._finish(workspace, [(source, chunks, pages, note)])
 
-    def finish_many(self, workspace: str, files: Sequence[tuple[str, int, int | None]]) -> None:
-        """Mark files, given as (source, chunks, pages), as fully indexed, in one transaction."""
+    def finish_many(self, workspace: str, files: Sequence[tuple[str, int, int | None] | tuple[str, int, int | None,
+                    str | None]]) -> None:  # fmt: skip
+        """Mark files, given as (source, chunks, pages[, note]), as fully indexed, in one transaction."""
         self._finish(workspace, files)
 
-    def _finish(self, workspace: str, files: Sequence[tuple[str, int, int | None]]) -> None:
+    def _finish(self, workspace: str, files: Sequence[tuple]) -> None:
         now = time.time()
         with self._lock, self._db:
             self._db.executemany(
-                "UPDATE documents SET status='done', chunks=?, pages=?, updated=? WHERE workspace=? AND source=?",
-                [(chunks, pages, now, workspace, source) for source, chunks, pages in files],
+                "UPDATE documents SET status='done', chunks=?, pages=?, note=?, updated=?"
+                " WHERE workspace=? AND source=?",
+                [(f[1], f[2], f[3] if len(f) > 3 else None, now, workspace, f[0]) for f in files],
             )
 
     def touch(self, workspace: str, source: str, *, mtime_ns: int) -> None:

@@ -36,7 +36,7 @@ from typing import Any, Generic, TypeVar
 
 from rag.errors import LoadError
 from inference.models import sha256_file
-from rag.loaders import DEFAULT_LIMITS, Limits, Section, load
+from rag.loaders import DEFAULT_LIMITS, Limits, Section, load, ocr_note
 
 T = TypeVar("T")
 
@@ -81,6 +81,11 @@ class Parsed:
         """The highest page (or slide) number among the sections, None for formats without pages."""
         numbered = [s.page for s in self.sections or () if s.page is not None]
         return max(numbered) if numbered else None
+
+    @property
+    def note(self) -> str | None:
+        """What OCR read, if anything: "scanned", or "scanned, low confidence (page …)" for pages read poorly."""
+        return ocr_note(self.sections or ())
 
     @property
     def pages(self) -> int:

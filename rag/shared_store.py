@@ -230,7 +230,8 @@ class SharedHybridStore(HybridStore):
                 batch = missing[i : i + 100]
                 hits = self.vectors.chunks_of(workspace, batch)
                 self.lexical.add_rows(workspace, (
-                    (h.source, LexicalRow(h.chunk_id, h.source, h.page, h.heading, h.start, h.end, h.text))
+                    (h.source, LexicalRow(h.chunk_id, h.source, h.page, h.heading, h.start, h.end, h.text,
+                                          h.ocr_confidence))
                     for h in hits))
                 for source in batch:
                     local[source] = current[source]

@@ -31,15 +31,25 @@ class Hit:
     start: int
     end: int
     chunk_id: str
+    ocr_confidence: float | None = None  # of the page, when OCR read it; None for text read as text
+
+    @property
+    def low_confidence(self) -> bool:
+        """True for a passage from a page OCR read poorly (below rag.loaders.LOW_OCR_CONFIDENCE)."""
+        from rag.loaders import LOW_OCR_CONFIDENCE
+
+        return self.ocr_confidence is not None and self.ocr_confidence < LOW_OCR_CONFIDENCE
 
     def to_json(self) -> dict[str, Any]:
-        """The contract's hit object: source, page, heading, score, text."""
+        """The contract's hit object: source, page, heading, score, text, and ocr_confidence (null unless OCR
+        read the page)."""
         return {
             "source": self.source,
             "page": self.page,
             "heading": self.heading,
             "score": round(self.score, 6),
             "text": self.text,
+            "ocr_confidence": None if self.ocr_confidence is None else round(self.ocr_confidence, 3),
         }
 
     @classmethod
@@ -48,7 +58,7 @@ class Hit:
         return cls(
             source=d["source"], page=d.get("page"), heading=d.get("heading"), score=float(d.get("score", 0.0)),
             text=d.get("text", ""), start=int(d.get("start", 0)), end=int(d.get("end", 0)),
-            chunk_id=str(d.get("chunk_id", "")),
+            chunk_id=str(d.get("chunk_id", "")), ocr_confidence=_opt_float(d.get("ocr_confidence")),
         )
 
 
@@ -350,6 +360,7 @@ def _hit(cid: str, text: str | None, meta: dict[str, Any], score: float) -> Hit:
         start=int(meta.get("start", 0)),
         end=int(meta.get("end", 0)),
         chunk_id=cid,
+        ocr_confidence=_opt_float(meta.get("ocr_confidence")),  # absent in chunks not OCR'd, and in older indexes
     )
 
 
@@ -364,11 +375,17 @@ def _meta(source: str, version: str, chunk: Any) -> dict[str, Any]:  # a Chunk o
         meta["page"] = chunk.page
     if chunk.heading:
         meta["heading"] = chunk.heading
+    if getattr(chunk, "ocr_confidence", None) is not None:
+        meta["ocr_confidence"] = float(chunk.ocr_confidence)
     return meta
 
 
 def _opt_int(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 class HybridStore:
@@ -387,7 +404,7 @@ class HybridStore:
     ) -> None:
         """Write a document's chunks to both indexes (keywords first; the manifest marks it done after)."""
         rows = [
-            LexicalRow(cid, source, c.page, c.heading, c.start, c.end, c.text)
+            LexicalRow(cid, source, c.page, c.heading, c.start, c.end, c.text, c.ocr_confidence)
             for cid, c in zip(chunk_ids(source, version, chunks), chunks, strict=True)
         ]
         self.lexical.replace_document(workspace, source, rows)
@@ -412,7 +429,7 @@ class HybridStore:
         versions: list[str] = []
         for doc in docs:
             for cid, c in zip(chunk_ids(doc.source, doc.version, doc.chunks), doc.chunks, strict=True):
-                rows.append(LexicalRow(cid, doc.source, c.page, c.heading, c.start, c.end, c.text))
+                rows.append(LexicalRow(cid, doc.source, c.page, c.heading, c.start, c.end, c.text, c.ocr_confidence))
                 versions.append(doc.version)
         if not rows:
             return
@@ -444,7 +461,8 @@ class HybridStore:
         for cid, score in scores.items():
             row = rows.get(cid)
             if row is not None:
-                hits.append(Hit(row.source, row.page, row.heading, score, row.text, row.start, row.end, cid))
+                hits.append(Hit(row.source, row.page, row.heading, score, row.text, row.start, row.end, cid,
+                                row.ocr_confidence))
             elif cid in fetched:
                 hits.append(fetched[cid])
         return hits
@@ -476,7 +494,7 @@ class HybridStore:
     def lexical_query(self, workspace: str, text: str, *, k: int) -> list[Hit]:
         """The k best chunks by BM25 (score is the BM25 score, higher is better)."""
         return [
-            Hit(r.source, r.page, r.heading, score, r.text, r.start, r.end, r.chunk_id)
+            Hit(r.source, r.page, r.heading, score, r.text, r.start, r.end, r.chunk_id, r.ocr_confidence)
             for r, score in self.lexical.search(workspace, text, k=k)
         ]
 
@@ -500,6 +518,7 @@ class HybridStore:
             hits = self.vectors.chunks_of(workspace, missing[i : i + 100])
             self.lexical.add_rows(
                 workspace,
-                ((h.source, LexicalRow(h.chunk_id, h.source, h.page, h.heading, h.start, h.end, h.text)) for h in hits),
+                ((h.source, LexicalRow(h.chunk_id, h.source, h.page, h.heading, h.start, h.end, h.text,
+                                       h.ocr_confidence)) for h in hits),
             )
         self._synced.add(workspace)

@@ -210,7 +210,8 @@ def _fresh_text(row: LexicalRow, previous: Sequence[LexicalRow]) -> str:
 
 
 def _with_text(row: LexicalRow, text: str) -> LexicalRow:
-    return LexicalRow(row.chunk_id, row.source, row.page, row.heading, row.end - len(text), row.end, text)
+    return LexicalRow(row.chunk_id, row.source, row.page, row.heading, row.end - len(text), row.end, text,
+                      row.ocr_confidence)
 
 
 def _section(rows: Sequence[LexicalRow]) -> _Section:

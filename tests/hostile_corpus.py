@@ -716,10 +716,24 @@ def seed_files() -> dict[str, bytes]:
         "odt": lambda: odt_bytes(f"<text:h text:outline-level='1'>Notes</text:h><text:p>{sentence}</text:p>"),
         "ods": lambda: ods_bytes([["Topic", "Note", "Count"], ["Seeds", sentence, "3"]]),
     }
+    pictures = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".tif": "TIFF", ".tiff": "TIFF", ".webp": "WEBP"}
     seeds = {}
     for suffix, module in _REGISTRY.items():
+        if suffix in pictures:
+            seeds[suffix] = picture_bytes("Fuzzing seeds", pictures[suffix])
+            continue
         seeds[suffix] = text[module] if module in text else builders[module]()
     return seeds
+
+
+def picture_bytes(text: str, image_format: str) -> bytes:
+    """A small picture of one line of text (a few KB: OCR reads it in a fraction of a second)."""
+    from bench.ocr import render_page
+
+    out = io.BytesIO()
+    render_page([text], dpi=150, width_in=2.2).convert("L").save(out, format=image_format,
+                                                                 **({"compression": "tiff_deflate"} if image_format == "TIFF" else {}))
+    return out.getvalue()
 
 
 def mutate(data: bytes, suffix: str, ops: list[tuple[str, int, bytes]]) -> bytes:

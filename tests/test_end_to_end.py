@@ -45,7 +45,8 @@ def test_search_json_contract(data):
     hits = json.loads(r.stdout)["hits"]
     assert len(hits) == 3
     for h in hits:
-        assert set(h) == {"source", "page", "heading", "score", "text"}
+        assert set(h) == {"source", "page", "heading", "score", "text", "ocr_confidence"}
+        assert h["ocr_confidence"] is None  # typed documents: OCR read nothing
         assert isinstance(h["score"], float)
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
     assert hits[0]["source"].endswith("travel-policy.pdf") and hits[0]["page"] == 2

@@ -48,14 +48,21 @@ def linkify_citations(markdown: str, n_sources: int) -> str:
     return "".join(p if i % 2 else _CITATION.sub(sub, p) for i, p in enumerate(parts))
 
 
-def place(hit: Hit) -> str:
-    """File name, page and heading of a passage, for people."""
+def place(hit: Hit, *, low_confidence: bool = False) -> str:
+    """File name, page and heading of a passage, for people; "scanned, low confidence" for a page OCR read
+    poorly (the hit's own confidence, or `low_confidence` for a quote from such a passage)."""
     text = Path(hit.source).name
     if hit.page is not None:
         text += " · " + QCoreApplication.translate("Chat", "page {n}").format(n=hit.page)
     if hit.heading:
         text += " · " + hit.heading
+    if low_confidence or hit.low_confidence:
+        text += " · " + QCoreApplication.translate("Chat", "scanned, low confidence")
     return text
+
+
+def _low_confidence_tip() -> str:
+    return QCoreApplication.translate("Chat", "OCR read this page poorly: check the passage against the original.")
 
 
 class _PassageRow(QFrame):
@@ -86,7 +93,8 @@ class SourceRow(_PassageRow):
     """One source under an answer: number, file, page, heading and a snippet; clicking opens it."""
 
     def __init__(self, number: int, hit: Hit, *, cited: bool, parent: QWidget | None = None) -> None:
-        super().__init__("sourceRow", self.tr("Open {file}").format(file=hit.source), parent)
+        tip = self.tr("Open {file}").format(file=hit.source)
+        super().__init__("sourceRow", f"{tip}\n{_low_confidence_tip()}" if hit.low_confidence else tip, parent)
         self._hit = hit
         self.number = number
         head = plain_label(f"[{number}] {place(hit)}")
@@ -116,8 +124,10 @@ class QuoteRow(_PassageRow):
     """A supporting quote under an answer: the document's own words and where they are; clicking opens the
     document there with the quote highlighted (a PDF at its page, any other document as its text)."""
 
-    def __init__(self, quote: Quote, parent: QWidget | None = None) -> None:
+    def __init__(self, quote: Quote, parent: QWidget | None = None, *, low_confidence: bool = False) -> None:
         tooltip = QCoreApplication.translate("QuoteRow", "Open {file} at this quote").format(file=quote.source)
+        if low_confidence:  # from a passage OCR read poorly
+            tooltip += "\n" + _low_confidence_tip()
         super().__init__("quoteRow", tooltip, parent)
         self.quote = quote
         self.lay.setContentsMargins(10, 4, 8, 4)
@@ -132,7 +142,8 @@ class QuoteRow(_PassageRow):
         f.setItalic(True)
         self.text.setFont(f)
         self.lay.addWidget(self.text)
-        self.lay.addWidget(muted(f"[{quote.passage}] {place(self.hit)}" if quote.passage else place(self.hit)))
+        where = place(self.hit, low_confidence=low_confidence)
+        self.lay.addWidget(muted(f"[{quote.passage}] {where}" if quote.passage else where))
         self.setStyleSheet("#quoteRow { border-left: 3px solid palette(highlight); border-radius: 2px; }"
                            " #quoteRow:hover { background: palette(midlight); }")
 
@@ -314,7 +325,8 @@ class TurnCard(QWidget):
                       self.tr("What the documents say") if support.fallback else self.tr("Supporting quotes"))
             self.sources_box.addWidget(muted(header))
             for quote in support.quotes:
-                qrow = QuoteRow(quote)
+                passage = answer.sources[quote.passage - 1] if 0 < quote.passage <= len(answer.sources) else None
+                qrow = QuoteRow(quote, low_confidence=passage is not None and passage.low_confidence)
                 qrow.clicked.connect(self._open)
                 self.sources_box.addWidget(qrow)
         if answer.sources:

@@ -26,12 +26,14 @@ from app.gui import theme
 from app.gui.operations import Converting, FileResult, FileStage, Queued
 from app.gui.widgets import Banner, muted, plain_tooltip, title
 from rag.ingest import IngestReport, Progress
+from rag.loaders import read_ocr_note
 from rag.manifest import DocumentRecord
 
 # Status keys; their labels are translated in `LibraryPanel.status_label`.
 QUEUED, READING, EMBEDDING, DONE, FAILED, STOPPED, INTERRUPTED = (
     "queued", "reading", "embedding", "done", "failed", "stopped", "interrupted")
 _COL_NAME, _COL_STATUS, _COL_CHUNKS = 0, 1, 2
+_NOTE = Qt.ItemDataRole.UserRole + 1  # the manifest's note of a row (what OCR read), on the status column
 
 
 class LibraryPanel(QWidget):
@@ -241,6 +243,30 @@ class LibraryPanel(QWidget):
         """Documents indexed and searchable."""
         return sum(1 for s in self.rows if self.status_of(s) == DONE)
 
+    def scan_label(self, note: str | None) -> tuple[str, str, bool] | None:
+        """A document's OCR note in the library's words: (label, tooltip, read poorly), or None if not scanned."""
+        read = read_ocr_note(note)
+        if read is None:
+            return None
+        if read.low_confidence:
+            label = self.tr("scanned, low confidence")
+            if read.pages:
+                tip = self.tr("Read by OCR from page images, poorly on pages: {pages}. Check their text against the "
+                              "original before relying on it.").format(pages=read.pages)
+            else:
+                tip = self.tr("Read by OCR from page images, poorly: check the text against the original before "
+                              "relying on it.")
+            return label, tip, True
+        if read.pages:
+            return (self.tr("scanned"), self.tr("Pages read by OCR from page images: {pages}.").format(pages=read.pages),
+                    False)
+        return self.tr("scanned"), self.tr("Read by OCR from page images."), False
+
+    def status_text(self, source: str) -> tuple[str, str]:
+        """The status column's text and tooltip of a document's row (for tests)."""
+        item = self.rows.get(source)
+        return ("", "") if item is None else (item.text(_COL_STATUS), item.toolTip(_COL_STATUS))
+
     def status_of(self, source: str) -> str | None:
         """The status key of a document's row (for tests)."""
         item = self.rows.get(source)
@@ -258,7 +284,8 @@ class LibraryPanel(QWidget):
         for r in records:
             if r.source in live and self.status_of(r.source) not in (FAILED, STOPPED):
                 continue
-            self._set(r.source, DONE if r.status == "done" else INTERRUPTED, chunks=r.chunks, pages=r.pages)
+            self._set(r.source, DONE if r.status == "done" else INTERRUPTED, chunks=r.chunks, pages=r.pages,
+                      note=r.note or "")
         self._update_summary()
 
     def clear(self) -> None:
@@ -329,6 +356,9 @@ class LibraryPanel(QWidget):
         self.progress.setValue(p.files_done)
         text = self.tr("{done} of {total} files · {chunks} passages").format(
             done=p.files_done, total=p.files_total, chunks=p.chunks)
+        if p.pages and p.elapsed > 0:  # pages read so far, OCR'd ones included: a scan's pace is pages/s
+            text += " · " + self.tr("{pages} pages, {rate:.1f} pages/s").format(pages=p.pages,
+                                                                              rate=p.pages / p.elapsed)
         if p.files_done and p.elapsed > 0 and p.files_done < p.files_total:
             eta = getattr(p, "eta", None)
             if eta is None:
@@ -338,7 +368,8 @@ class LibraryPanel(QWidget):
         self.progress_text.setText(text)
 
     def _set(self, source: str, status: str, *, reason: str | None = None, chunks: int | None = None,
-             pages: int | None = None) -> None:
+             pages: int | None = None, note: str | None = None) -> None:
+        """Show a row's status; `note` is the manifest's ("" for none), None keeps the one the row has."""
         item = self.rows.get(source)
         if item is None:
             item = _Item()
@@ -348,11 +379,17 @@ class LibraryPanel(QWidget):
             self.tree.addTopLevelItem(item)
             self.rows[source] = item
         item.setData(_COL_STATUS, Qt.ItemDataRole.UserRole, status)
+        if note is not None:
+            item.setData(_COL_STATUS, _NOTE, note)
         label = self.status_label(status)
         if status == FAILED and reason:
             label += ": " + _short_reason(reason, Path(source).name)
-        item.setText(_COL_STATUS, label)
         colour = {DONE: theme.OK, FAILED: theme.ERROR, STOPPED: theme.WARN, INTERRUPTED: theme.WARN}.get(status)
+        scan = self.scan_label(item.data(_COL_STATUS, _NOTE)) if status == DONE else None
+        if scan is not None:
+            label, reason = f"{label} · {scan[0]}", scan[1]  # the tooltip says what OCR read, and how well
+            colour = theme.WARN if scan[2] else colour
+        item.setText(_COL_STATUS, label)
         item.setForeground(_COL_STATUS, QBrush(colour) if colour else self.palette().brush(QPalette.ColorRole.Text))
         tip = source if not reason else f"{source}\n{reason}"
         if pages:

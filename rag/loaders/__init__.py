@@ -4,8 +4,10 @@
     SUPPORTED_SUFFIXES      the file suffixes load() understands (lower case, with the dot)
     full_text(sections)     the document's full text: section texts joined by SEPARATOR
     Limits                  caps on pages and on decompressed size (zip bombs), with sane defaults
+    ocr_note(sections)      "scanned" for a document read by OCR, "scanned, low confidence (page …)" if poorly
+    read_ocr_note(note)     that note taken apart again (for a display in another language)
 
-One module per format (`text`, `markdown`, `html`, `pdf`, `docx`, `pptx`, `xlsx`, `ods`, `csv`, `odt`, `eml`),
+One module per format (`text`, `markdown`, `html`, `pdf`, `docx`, `pptx`, `xlsx`, `ods`, `csv`, `odt`, `eml`, `image`),
 each with `load(path, limits) -> list[Section]`. They are imported only when a file of theirs is loaded,
 so pypdfium2 or openpyxl cost nothing until such a file appears.
 """
@@ -13,9 +15,11 @@ so pypdfium2 or openpyxl cost nothing until such a file appears.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from rag.errors import LoadError
 
@@ -39,6 +43,10 @@ class Section:
     # (start, end) in `text` of each table: rows one per line, cells joined by CELL_SEPARATOR, the
     # first row its header. The chunker keeps a table with its header row.
     tables: tuple[tuple[int, int], ...] = ()
+    # Pages read by OCR (scans, pictures): the mean confidence (0..1) of what was read, and each line's
+    # (start, end) in `text` with its box (x0, y0, x1, y1) on the page, as fractions of its width and height.
+    ocr_confidence: float | None = None
+    boxes: tuple[tuple[int, int, float, float, float, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,14 @@ class Limits:
     max_unzipped_bytes: int = 256 * 1024 * 1024  # declared size of all members of a DOCX/XLSX/PPTX/ODT zip
     max_zip_ratio: int = 100  # declared size / compressed size above which a big zip is a bomb
     max_zip_members: int = 20000
+    max_image_pixels: int = 50_000_000  # one picture or TIFF frame (a page at 300 dpi is 9 million)
+    max_ocr_pages: int = 500  # pages read by OCR in one file: a few seconds each on a CPU
+
+
+# Below this mean confidence a page read by OCR is marked "scanned, low confidence". Clean print at 150 to
+# 300 dpi reads at 0.95 and up (bench/ocr.py); a blurred or noisy page, or one in a script no engine here
+# reads, falls to 0.5 to 0.8.
+LOW_OCR_CONFIDENCE = 0.85
 
 
 DEFAULT_LIMITS = Limits()
@@ -73,6 +89,12 @@ _REGISTRY: dict[str, str] = {
     ".ods": "ods",
     ".odt": "odt",
     ".eml": "eml",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".tif": "image",
+    ".tiff": "image",
+    ".webp": "image",
 }
 
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(_REGISTRY)
@@ -105,6 +127,43 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
     if not sections:
         raise empty_error(path)
     return sections
+
+
+class OcrNote(NamedTuple):
+    """What a document's OCR note says: whether some pages were read poorly, and which pages ("2, 5" or "")."""
+
+    low_confidence: bool
+    pages: str
+
+
+def ocr_note(sections: Iterable[Section]) -> str | None:
+    """The note for a document read (partly) by OCR: "scanned", "scanned (page 3)" where only some pages
+    were, "scanned, low confidence (page 2, 5)" naming the pages OCR read poorly; None when nothing was OCR'd."""
+    sections = list(sections)
+    scanned = [s for s in sections if s.ocr_confidence is not None]
+    if not scanned:
+        return None
+    low = [s.page for s in scanned if s.ocr_confidence < LOW_OCR_CONFIDENCE]  # type: ignore[operator]
+    if low:
+        shown = _page_list(low)
+        return f"scanned, low confidence (page {shown})" if shown else "scanned, low confidence"
+    if len(scanned) == len(sections):
+        return "scanned"
+    shown = _page_list([s.page for s in scanned])
+    return f"scanned (page {shown})" if shown else "scanned"
+
+
+def read_ocr_note(note: str | None) -> OcrNote | None:
+    """The parts of a note `ocr_note` wrote; None for no note or another kind of note."""
+    match = _OCR_NOTE.fullmatch(note or "")
+    return None if match is None else OcrNote(bool(match.group(1)), match.group(2) or "")
+
+
+_OCR_NOTE = re.compile(r"scanned(, low confidence)?(?: \(page (.+)\))?")
+
+
+def _page_list(pages: Sequence[int | None]) -> str:
+    return ", ".join(str(p) for p in pages[:10] if p is not None) + (", …" if len(pages) > 10 else "")
 
 
 def full_text(sections: Iterable[Section]) -> str:

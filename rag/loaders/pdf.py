@@ -1,28 +1,38 @@
-"""PDF files through pypdfium2: one Section per page that has text, headed by the PDF's bookmarks."""
+"""PDF files through pypdfium2: one Section per page that has text, headed by the PDF's bookmarks; pages
+without a text layer (scans) are rendered and read by OCR (rag/loaders/scan.py)."""
 
 from __future__ import annotations
 
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pypdfium2
 import pypdfium2.raw as pdfium_c
+from PIL import Image
 
+from inference.errors import HearthError
 from rag.errors import LoadError
+from rag.loaders import scan
 from rag.loaders import (
     DEFAULT_LIMITS, HEADING_SEPARATOR, Limits, Section, build_sections, empty_error, too_many_pages, unreadable_error,
 )
 from rag.loaders.text import normalise
 
+if TYPE_CHECKING:
+    from inference.ocr import OcrPage
+
 
 # PDFium marks soft hyphens and generated line ends with non-characters; they are not text.
 _NON_TEXT = re.compile("[\ufffe\uffff\u00ad\x02]")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
+_SCAN_DPI = 300  # pages without a text layer are rendered at this resolution for OCR
 
 
 def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
-    """Read a PDF as one Section per page with text; LoadError if it is encrypted, corrupt or scanned."""
+    """Read a PDF as one Section per page with text (OCR'd where it has no text layer); LoadError if it is
+    encrypted, corrupt, or holds no text that even OCR finds."""
     # PDFium is not thread-safe: callers run all loading on one worker (see STYLE.md §2).
     try:
         handle = path.open("rb")
@@ -44,8 +54,9 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
                     texts.append(_page_text(document, index))
                 except Exception:  # pypdfium2 raises PdfiumError, and ValueError/OSError on bad data
                     # One damaged page should not cost the reader the rest of the document.
-                    texts.append("")
+                    texts.append(" ")
                     failed += 1
+            scans, why_not = _read_scans(path, document, [i for i, t in enumerate(texts) if not t.strip()], limits)
         finally:
             document.close()
     if page_count and failed == page_count:
@@ -56,14 +67,59 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
         )
     if page_count == 0:
         raise empty_error(path)
+    for index, page in scans.items():
+        texts[index] = page.text
     sections = build_sections((text, i + 1, headings[i]) for i, text in enumerate(texts))
     if not sections:
+        if why_not is not None:
+            raise why_not
         raise LoadError(
-            f"{path.name} has no text layer (scanned?): its {page_count} page(s) contain no text to read.",
+            f"{path.name} has no text layer (scanned?): its {page_count} page(s) contain no text to read, "
+            "and OCR found none on them.",
             kind="no_text_layer",
-            hint="Run it through OCR software to add a text layer, then add it again.",
+            hint="If it is a scan, scan it again more legibly (300 dpi, dark print) or run other OCR software on it.",
         )
-    return sections
+    return scan.attach(sections, {index + 1: page for index, page in scans.items()})
+
+
+def _read_scans(path: Path, document: pypdfium2.PdfDocument, indices: list[int],
+                limits: Limits) -> tuple[dict[int, OcrPage], LoadError | None]:  # fmt: skip
+    """OCR the pages (by index) that have no text layer; blank ones are skipped. When OCR cannot run, the
+    reason comes back instead, for a document with no text at all to report."""
+    pages: dict[int, OcrPage] = {}
+    for index in indices:
+        try:
+            page = document[index]
+        except Exception:  # a page PDFium cannot load has no text layer either; the others are still read
+            continue
+        try:
+            width, height = page.get_size()
+            # A scan is a picture on the page: a page with none is blank or holds only drawings. And a
+            # thumbnail first, for a page whose picture is blank paper.
+            if next(page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]), None) is None or scan.is_blank(
+                _render(page, width, height, dpi=36, max_pixels=1_000_000)
+            ):
+                continue
+            if len(pages) >= limits.max_ocr_pages:
+                raise too_many_pages(path, len(indices), limits.max_ocr_pages, "pages to read by OCR")
+            pages[index] = scan.read(_render(page, width, height, dpi=_SCAN_DPI, max_pixels=limits.max_image_pixels))
+        except LoadError:
+            raise
+        except HearthError as exc:  # the OCR models or runtime are missing: no page can be read
+            return pages, scan.unavailable(path, exc)
+        except MemoryError:
+            raise
+        except Exception:  # PDFium failing to render one page must not cost the others
+            continue
+        finally:
+            page.close()
+    return pages, None
+
+
+def _render(page: pypdfium2.PdfPage, width: float, height: float, *, dpi: int, max_pixels: int) -> Image.Image:
+    """The page as a picture at `dpi`, or at less when that would exceed `max_pixels`."""
+    scale = min(dpi / 72, (max_pixels / max(1.0, width * height)) ** 0.5)
+    return page.render(scale=scale).to_pil()
 
 
 def _open(path: Path, handle: object) -> pypdfium2.PdfDocument:

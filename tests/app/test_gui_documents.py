@@ -147,3 +147,48 @@ def test_the_language_notice_switches_the_workspace_to_a_chosen_model_in_one_ste
     assert all(w.library.status_of(s) == "done" for s in hearth.manifest.done_sources("default"))
     assert hearth.search("Сколько дней отпуска", k=3)
     w.close()
+
+
+def test_a_scan_read_poorly_is_flagged_in_the_library_with_its_pages(qtbot, tmp_path, monkeypatch):
+    """A picture OCR reads badly (Cyrillic, tesseract off) shows "scanned, low confidence" naming the page; one
+    read well shows "scanned"; a text file shows neither."""
+    from bench.ocr import render_page
+    from inference.ocr import OnnxOcr
+    from rag.ingest import IngestOptions
+    from rag.loaders import scan
+
+    monkeypatch.setattr(scan, "_ENGINE", OnnxOcr(providers=["CPUExecutionProvider"], tesseract=False))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    render_page(["Счёт оплачен третьего мая."], dpi=200, width_in=4.5).save(docs / "receipt.png")
+    render_page(["Parking permits are renewed in January."], dpi=200, width_in=4.5).save(docs / "permit.png")
+    (docs / "notes.md").write_text("# Notes\n\nThe fridge is cleaned every Friday.\n", encoding="utf-8")
+    w = build_window(HearthConfig(data_dir=tmp_path / "data", ingest=IngestOptions(workers=0)),
+                     prefs=Prefs(tmp_path / "gui.ini"), open_external=lambda p: None,
+                     factory=lambda cfg: Hearth(cfg, embedder=HashEmbedder(), chat_model=ScriptedModel("ok")))
+    qtbot.addWidget(w)
+    w.show()
+    w.start()
+    w.ingest([docs])
+    qtbot.waitUntil(lambda: not w.ops.busy, timeout=WAIT)
+    lib = w.library
+    receipt, permit, notes = (str((docs / n).resolve()) for n in ("receipt.png", "permit.png", "notes.md"))
+    qtbot.waitUntil(lambda: "low confidence" in lib.status_text(receipt)[0], timeout=WAIT)
+    label, tip = lib.status_text(receipt)
+    assert lib.status_of(receipt) == "done" and label == "done · scanned, low confidence"
+    assert "poorly on pages: 1." in tip
+    label, tip = lib.status_text(permit)
+    assert label == "done · scanned" and "Read by OCR from page images." in tip
+    assert lib.status_text(notes)[0] == "done"
+    w.close()
+
+
+def test_indexing_progress_shows_pages_per_second(qtbot):
+    from app.gui.library import LibraryPanel
+    from rag.ingest import Progress
+
+    lib = LibraryPanel()
+    qtbot.addWidget(lib)
+    lib.begin()
+    lib.on_progress(Progress(files_done=1, files_total=3, chunks=6, current=None, elapsed=4.0, pages=10))
+    assert "1 of 3 files · 6 passages · 10 pages, 2.5 pages/s" in lib.progress_text.text()

@@ -242,3 +242,22 @@ def test_a_stored_conversation_with_a_hostile_document_reopens_without_reading_a
             assert label.textFormat() == Qt.TextFormat.PlainText
     assert trap.opened == 0 and opened == []
     window.close()
+
+
+def test_a_source_and_a_quote_from_a_page_ocr_read_poorly_say_so(qtbot):
+    from rag.answer import Answer
+    from rag.quotes import Support
+
+    scanned = Hit("/docs/receipt.png", 1, None, 0.8, "Paid on 3 May.", 0, 14, "a", ocr_confidence=0.61)
+    typed = Hit("/docs/notes.md", None, "Notes", 0.7, "Keep receipts.", 0, 14, "b")
+    quote = Quote(text="Paid on 3 May.", source=scanned.source, page=1, heading=None, start=0, end=14, score=0.9,
+                  passage=1)
+    card = TurnCard(Turn("When was it paid?"))
+    qtbot.addWidget(card)
+    card.finish(Answer("On 3 May [1].", [scanned, typed], [1], support=Support("On 3 May [1].", quotes=[quote])))
+    first, second = card.findChildren(SourceRow)
+    assert any("page 1 · scanned, low confidence" in label.text() for label in _labels(first))
+    assert "OCR read this page poorly" in first.toolTip()
+    assert not any("scanned" in label.text() for label in _labels(second)) and "OCR" not in second.toolTip()
+    (row,) = card.findChildren(QuoteRow)
+    assert any("[1] receipt.png · page 1 · scanned, low confidence" == label.text() for label in _labels(row))

@@ -26,7 +26,7 @@ def docs(tmp_path) -> Path:
         "policy.md": "# Leave\n\nStaff get 28 days of annual leave.\n\n# Hours\n\nCore hours are 10 to 15.",
         "notes/readme.txt": "The printer on floor two needs a badge to release jobs.",
         "notes/page.html": "<html><body><h1>VPN</h1><p>Connect the VPN before opening the intranet.</p></body></html>",
-        "notes/picture.png": b"\x89PNG\r\n\x1a\n",
+        "notes/picture.gif": b"GIF89a",  # pictures other than PNG, JPEG, TIFF and WebP are skipped
         ".hidden/secret.txt": "should not be read",
     })
     return root

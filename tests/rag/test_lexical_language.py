@@ -83,6 +83,7 @@ def test_an_index_from_before_languages_is_upgraded_in_place_when_opened(tmp_pat
     db.close()
     index = LexicalIndex(path)
     assert index.upgraded == len(MEMOS)
+    assert {r.ocr_confidence for r in index.all_rows("ws")} == {None}  # the column added: nothing was OCR'd
     for question, memo, _ in QUESTIONS:
         assert ranked(index, question)[0] == memo, question
     index.close()

@@ -81,6 +81,23 @@ class _NoCount:
         return self._collection.query(**kwargs)
 
 
+def test_a_passage_ocr_read_keeps_its_confidence_and_others_have_none(store):
+    from rag.store import Hit
+
+    emb = HashEmbedder()
+    scanned = [Chunk("server room code 5821", 1, None, 0, 21, 0, ocr_confidence=0.62)]
+    typed = _chunks(["ships sail the sea"], page=None)
+    store.replace_document("ws", "/scan.png", scanned, emb.embed([c.text for c in scanned]), version="v1")
+    store.replace_document("ws", "/b.md", typed, emb.embed([c.text for c in typed]), version="v1")
+    hits = {h.source: h for h in store.query("ws", emb.embed(["server room code"])[0], k=2)}
+    assert hits["/scan.png"].ocr_confidence == pytest.approx(0.62) and hits["/scan.png"].low_confidence
+    assert hits["/b.md"].ocr_confidence is None and not hits["/b.md"].low_confidence
+    as_json = hits["/scan.png"].to_json()
+    assert as_json["ocr_confidence"] == 0.62 and hits["/b.md"].to_json()["ocr_confidence"] is None
+    assert Hit.from_json({**as_json, "start": 0, "end": 21}).low_confidence  # as conversations keep it
+    assert Hit.from_json({"source": "/old.md"}).ocr_confidence is None  # stored before OCR
+
+
 def test_query_asks_for_no_count_and_takes_what_the_collection_holds(store):
     """count() cost more than the query itself at 100,000 passages; Chroma answers with what it holds."""
     emb = HashEmbedder()

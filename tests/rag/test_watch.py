@@ -19,7 +19,7 @@ def test_relevant_paths(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     assert relevant(tmp_path / "a.docx", [tmp_path])
     assert relevant(tmp_path / "sub", [tmp_path])
-    assert not relevant(tmp_path / "a.png", [tmp_path])
+    assert not relevant(tmp_path / "a.gif", [tmp_path])
     assert not relevant(tmp_path / "~$a.docx", [tmp_path])  # Word's lock file
     assert not relevant(tmp_path / ".~lock.a.odt#", [tmp_path])
     assert not relevant(tmp_path / ".git" / "x.md", [tmp_path])
@@ -31,7 +31,7 @@ def test_apply_changes_ingests_then_forgets(tmp_path: Path) -> None:
     (root / "new").mkdir(parents=True)
     (root / "new" / "inner.md").write_text("x")
     (root / "kept.md").write_text("x")
-    (root / "pic.png").write_bytes(b"\x89PNG")
+    (root / "pic.gif").write_bytes(b"GIF89a")
     calls: list[tuple[str, list[Path]]] = []
 
     def ingest(paths: list[Path]) -> IngestReport:
@@ -42,11 +42,11 @@ def test_apply_changes_ingests_then_forgets(tmp_path: Path) -> None:
         calls.append(("forget", paths))
         return [str(p) for p in paths]
 
-    changed = {root / "kept.md", root / "new", root / "new" / "inner.md", root / "gone.md", root / "pic.png"}
+    changed = {root / "kept.md", root / "new", root / "new" / "inner.md", root / "gone.md", root / "pic.gif"}
     update = apply_changes(changed, [root], ingest=ingest, forget=forget)
     assert calls == [("ingest", [root / "kept.md", root / "new"]), ("forget", [root / "gone.md"])]
     assert update is not None and update.changed and update.forgotten == [str(root / "gone.md")]
-    assert apply_changes({root / "pic.png"}, [root], ingest=ingest, forget=forget) is None
+    assert apply_changes({root / "pic.gif"}, [root], ingest=ingest, forget=forget) is None
 
 
 def test_a_vanished_watched_folder_forgets_nothing(tmp_path: Path) -> None:

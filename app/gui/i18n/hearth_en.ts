@@ -17,51 +17,61 @@
 <context>
     <name>Chat</name>
     <message>
-        <location filename="../chat.py" line="55"/>
+        <location filename="../chat.py" line="56"/>
         <source>page {n}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="60"/>
+        <source>scanned, low confidence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="65"/>
+        <source>OCR read this page poorly: check the passage against the original.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../chat.py" line="442"/>
+        <location filename="../chat.py" line="454"/>
         <source>Ask about your documents…  (Enter sends, Shift+Enter: new line)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="445"/>
-        <location filename="../chat.py" line="525"/>
+        <location filename="../chat.py" line="457"/>
+        <location filename="../chat.py" line="537"/>
         <source>Send</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="476"/>
+        <location filename="../chat.py" line="488"/>
         <source>Answers come only from the documents in this workspace, with their sources. Drop files or folders anywhere on the window to add them.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="485"/>
+        <location filename="../chat.py" line="497"/>
         <source>Ask anything about the {n} documents in “{ws}”</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="488"/>
+        <location filename="../chat.py" line="500"/>
         <source>“{ws}” has no documents yet</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="525"/>
+        <location filename="../chat.py" line="537"/>
         <source>Stop</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="526"/>
+        <location filename="../chat.py" line="538"/>
         <source>Stop the answer (Esc)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="526"/>
+        <location filename="../chat.py" line="538"/>
         <source>Send (Enter)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -467,218 +477,254 @@
 <context>
     <name>LibraryPanel</name>
     <message>
-        <location filename="../library.py" line="61"/>
+        <location filename="../library.py" line="63"/>
         <source>Add files…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="62"/>
+        <location filename="../library.py" line="64"/>
         <source>Add documents to this workspace (Ctrl+O)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="65"/>
+        <location filename="../library.py" line="67"/>
         <source>Add folder…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="69"/>
-        <location filename="../library.py" line="160"/>
+        <location filename="../library.py" line="71"/>
+        <location filename="../library.py" line="162"/>
         <source>Ask about these</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="70"/>
+        <location filename="../library.py" line="72"/>
         <source>Answer the next questions from the selected documents only</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="76"/>
+        <location filename="../library.py" line="78"/>
         <source>More actions for the selected documents</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="94"/>
+        <location filename="../library.py" line="96"/>
         <source>Cancel</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="95"/>
+        <location filename="../library.py" line="97"/>
         <source>Stop indexing; the documents done so far are kept</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="106"/>
+        <location filename="../library.py" line="108"/>
         <source>Document</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="106"/>
+        <location filename="../library.py" line="108"/>
         <source>Status</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="106"/>
+        <location filename="../library.py" line="108"/>
         <source>Passages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="129"/>
+        <location filename="../library.py" line="131"/>
         <source>Watched folders</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="131"/>
+        <location filename="../library.py" line="133"/>
         <source>Watch a folder…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="132"/>
+        <location filename="../library.py" line="134"/>
         <source>Keep a folder in sync: new, changed and deleted files are picked up by themselves</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="148"/>
+        <location filename="../library.py" line="150"/>
         <source>None: documents are indexed when you add them.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="151"/>
+        <location filename="../library.py" line="153"/>
         <source>Drop files or folders anywhere on the window to add them; drop a .gguf file to add a chat model.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="158"/>
+        <location filename="../library.py" line="160"/>
         <source>Open</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="162"/>
+        <location filename="../library.py" line="164"/>
         <source>Summarize</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="163"/>
+        <location filename="../library.py" line="165"/>
         <source>A summary of the whole document, section by section, in the chat</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="169"/>
+        <location filename="../library.py" line="171"/>
         <source>Re-index</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="171"/>
+        <location filename="../library.py" line="173"/>
         <source>Remove from the library</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="197"/>
+        <location filename="../library.py" line="199"/>
         <source>starting…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="224"/>
+        <location filename="../library.py" line="226"/>
         <source>Open folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="225"/>
+        <location filename="../library.py" line="227"/>
         <source>Stop watching</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="235"/>
+        <location filename="../library.py" line="237"/>
         <source>queued</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="235"/>
+        <location filename="../library.py" line="237"/>
         <source>reading…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="235"/>
+        <location filename="../library.py" line="237"/>
         <source>embedding…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="236"/>
+        <location filename="../library.py" line="238"/>
         <source>done</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="236"/>
+        <location filename="../library.py" line="238"/>
         <source>failed</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="236"/>
+        <location filename="../library.py" line="238"/>
         <source>not indexed (stopped)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="237"/>
+        <location filename="../library.py" line="239"/>
         <source>interrupted, will be redone</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="277"/>
+        <location filename="../library.py" line="252"/>
+        <source>scanned, low confidence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="254"/>
+        <source>Read by OCR from page images, poorly on pages: {pages}. Check their text against the original before relying on it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="257"/>
+        <source>Read by OCR from page images, poorly: check the text against the original before relying on it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="261"/>
+        <location filename="../library.py" line="263"/>
+        <source>scanned</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="261"/>
+        <source>Pages read by OCR from page images: {pages}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="263"/>
+        <source>Read by OCR from page images.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="304"/>
         <source>Looking for documents…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="300"/>
+        <location filename="../library.py" line="327"/>
         <source>Converting the embedding model in {folder} (a minute or so)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="317"/>
+        <location filename="../library.py" line="344"/>
         <source>Indexing stopped.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="318"/>
+        <location filename="../library.py" line="345"/>
         <source>The documents indexed so far are kept; add the rest again to go on.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="322"/>
+        <location filename="../library.py" line="349"/>
         <source>{n} of the documents could not be read.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="323"/>
+        <location filename="../library.py" line="350"/>
         <source>Each one&apos;s reason is in its row (hover for the full text).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="330"/>
+        <location filename="../library.py" line="357"/>
         <source>{done} of {total} files · {chunks} passages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="337"/>
+        <location filename="../library.py" line="360"/>
+        <source>{pages} pages, {rate:.1f} pages/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="367"/>
         <source>{rate:.0f} passages/s · about {eta} left</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="359"/>
+        <location filename="../library.py" line="396"/>
         <source>{n} pages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="374"/>
+        <location filename="../library.py" line="411"/>
         <source>No documents yet.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="376"/>
+        <location filename="../library.py" line="413"/>
         <source>{n} documents · {chunks} passages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="378"/>
+        <location filename="../library.py" line="415"/>
         <source>{n} failed</source>
         <translation type="unfinished"></translation>
     </message>
@@ -853,7 +899,7 @@
 <context>
     <name>QuoteRow</name>
     <message>
-        <location filename="../chat.py" line="120"/>
+        <location filename="../chat.py" line="128"/>
         <source>Open {file} at this quote</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1180,7 +1226,7 @@ Open it outside Hearth?</source>
 <context>
     <name>SourceRow</name>
     <message>
-        <location filename="../chat.py" line="89"/>
+        <location filename="../chat.py" line="96"/>
         <source>Open {file}</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1244,83 +1290,83 @@ Open it outside Hearth?</source>
 <context>
     <name>TurnCard</name>
     <message>
-        <location filename="../chat.py" line="184"/>
+        <location filename="../chat.py" line="195"/>
         <source>Copy</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="185"/>
+        <location filename="../chat.py" line="196"/>
         <source>Copy the answer as Markdown</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="192"/>
+        <location filename="../chat.py" line="203"/>
         <source>Show the model&apos;s guess</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="193"/>
+        <location filename="../chat.py" line="204"/>
         <source>What the model replied, though nothing in the documents bears it out</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="246"/>
+        <location filename="../chat.py" line="257"/>
         <source>**The model&apos;s guess, not found in your documents:**</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="249"/>
+        <location filename="../chat.py" line="260"/>
         <source>*(not found in your documents)*</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="306"/>
+        <location filename="../chat.py" line="317"/>
         <source>Rows used ({n}); click a header to sort, a row to open it</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="313"/>
+        <location filename="../chat.py" line="324"/>
         <source>Closest passages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="314"/>
+        <location filename="../chat.py" line="325"/>
         <source>What the documents say</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="314"/>
+        <location filename="../chat.py" line="325"/>
         <source>Supporting quotes</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="321"/>
+        <location filename="../chat.py" line="333"/>
         <source>Sources</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="330"/>
+        <location filename="../chat.py" line="342"/>
         <source>Not found in your documents; the closest passages are shown.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="332"/>
+        <location filename="../chat.py" line="344"/>
         <source>The model&apos;s reply was not borne out by the documents; their own words are shown instead.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="335"/>
+        <location filename="../chat.py" line="347"/>
         <source>{seconds:.1f} s</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="342"/>
-        <location filename="../chat.py" line="343"/>
+        <location filename="../chat.py" line="354"/>
+        <location filename="../chat.py" line="355"/>
         <source>Stopped.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../chat.py" line="351"/>
+        <location filename="../chat.py" line="363"/>
         <source>No answer: {reason}</source>
         <translation type="unfinished"></translation>
     </message>

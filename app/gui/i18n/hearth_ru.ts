@@ -17,51 +17,61 @@
 <context>
     <name>Chat</name>
     <message>
-        <location filename="../chat.py" line="55"/>
+        <location filename="../chat.py" line="56"/>
         <source>page {n}</source>
         <translation>стр. {n}</translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="60"/>
+        <source>scanned, low confidence</source>
+        <translation>скан, низкая достоверность</translation>
+    </message>
+    <message>
+        <location filename="../chat.py" line="65"/>
+        <source>OCR read this page poorly: check the passage against the original.</source>
+        <translation>OCR плохо распознал эту страницу: сверьте отрывок с оригиналом.</translation>
     </message>
 </context>
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../chat.py" line="442"/>
+        <location filename="../chat.py" line="454"/>
         <source>Ask about your documents…  (Enter sends, Shift+Enter: new line)</source>
         <translation>Спросите о своих документах…  (Enter — отправить, Shift+Enter — новая строка)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="445"/>
-        <location filename="../chat.py" line="525"/>
+        <location filename="../chat.py" line="457"/>
+        <location filename="../chat.py" line="537"/>
         <source>Send</source>
         <translation>Отправить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="476"/>
+        <location filename="../chat.py" line="488"/>
         <source>Answers come only from the documents in this workspace, with their sources. Drop files or folders anywhere on the window to add them.</source>
         <translation>Ответы берутся только из документов этого пространства, с указанием источников. Чтобы добавить файлы или папки, перетащите их в любое место окна.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="485"/>
+        <location filename="../chat.py" line="497"/>
         <source>Ask anything about the {n} documents in “{ws}”</source>
         <translation>Спросите что угодно о документах в «{ws}» ({n})</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="488"/>
+        <location filename="../chat.py" line="500"/>
         <source>“{ws}” has no documents yet</source>
         <translation>В «{ws}» пока нет документов</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="525"/>
+        <location filename="../chat.py" line="537"/>
         <source>Stop</source>
         <translation>Остановить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="526"/>
+        <location filename="../chat.py" line="538"/>
         <source>Stop the answer (Esc)</source>
         <translation>Остановить ответ (Esc)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="526"/>
+        <location filename="../chat.py" line="538"/>
         <source>Send (Enter)</source>
         <translation>Отправить (Enter)</translation>
     </message>
@@ -467,218 +477,254 @@
 <context>
     <name>LibraryPanel</name>
     <message>
-        <location filename="../library.py" line="61"/>
+        <location filename="../library.py" line="63"/>
         <source>Add files…</source>
         <translation>Добавить файлы…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="62"/>
+        <location filename="../library.py" line="64"/>
         <source>Add documents to this workspace (Ctrl+O)</source>
         <translation>Добавить документы в это пространство (Ctrl+O)</translation>
     </message>
     <message>
-        <location filename="../library.py" line="65"/>
+        <location filename="../library.py" line="67"/>
         <source>Add folder…</source>
         <translation>Добавить папку…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="69"/>
-        <location filename="../library.py" line="160"/>
+        <location filename="../library.py" line="71"/>
+        <location filename="../library.py" line="162"/>
         <source>Ask about these</source>
         <translation>Спросить об этих</translation>
     </message>
     <message>
-        <location filename="../library.py" line="70"/>
+        <location filename="../library.py" line="72"/>
         <source>Answer the next questions from the selected documents only</source>
         <translation>Отвечать на следующие вопросы только по выбранным документам</translation>
     </message>
     <message>
-        <location filename="../library.py" line="76"/>
+        <location filename="../library.py" line="78"/>
         <source>More actions for the selected documents</source>
         <translation>Другие действия с выбранными документами</translation>
     </message>
     <message>
-        <location filename="../library.py" line="94"/>
+        <location filename="../library.py" line="96"/>
         <source>Cancel</source>
         <translation>Отмена</translation>
     </message>
     <message>
-        <location filename="../library.py" line="95"/>
+        <location filename="../library.py" line="97"/>
         <source>Stop indexing; the documents done so far are kept</source>
         <translation>Остановить индексацию; уже обработанные документы сохранятся</translation>
     </message>
     <message>
-        <location filename="../library.py" line="106"/>
+        <location filename="../library.py" line="108"/>
         <source>Document</source>
         <translation>Документ</translation>
     </message>
     <message>
-        <location filename="../library.py" line="106"/>
+        <location filename="../library.py" line="108"/>
         <source>Status</source>
         <translation>Состояние</translation>
     </message>
     <message>
-        <location filename="../library.py" line="106"/>
+        <location filename="../library.py" line="108"/>
         <source>Passages</source>
         <translation>Фрагменты</translation>
     </message>
     <message>
-        <location filename="../library.py" line="129"/>
+        <location filename="../library.py" line="131"/>
         <source>Watched folders</source>
         <translation>Отслеживаемые папки</translation>
     </message>
     <message>
-        <location filename="../library.py" line="131"/>
+        <location filename="../library.py" line="133"/>
         <source>Watch a folder…</source>
         <translation>Отслеживать папку…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="132"/>
+        <location filename="../library.py" line="134"/>
         <source>Keep a folder in sync: new, changed and deleted files are picked up by themselves</source>
         <translation>Синхронизировать папку: новые, изменённые и удалённые файлы учитываются сами</translation>
     </message>
     <message>
-        <location filename="../library.py" line="148"/>
+        <location filename="../library.py" line="150"/>
         <source>None: documents are indexed when you add them.</source>
         <translation>Нет: документы индексируются, когда вы их добавляете.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="151"/>
+        <location filename="../library.py" line="153"/>
         <source>Drop files or folders anywhere on the window to add them; drop a .gguf file to add a chat model.</source>
         <translation>Перетащите файлы или папки в любое место окна, чтобы добавить их; файл .gguf добавляет модель для чата.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="158"/>
+        <location filename="../library.py" line="160"/>
         <source>Open</source>
         <translation>Открыть</translation>
     </message>
     <message>
-        <location filename="../library.py" line="162"/>
+        <location filename="../library.py" line="164"/>
         <source>Summarize</source>
         <translation>Краткое содержание</translation>
     </message>
     <message>
-        <location filename="../library.py" line="163"/>
+        <location filename="../library.py" line="165"/>
         <source>A summary of the whole document, section by section, in the chat</source>
         <translation>Краткое содержание всего документа, раздел за разделом, в чате</translation>
     </message>
     <message>
-        <location filename="../library.py" line="169"/>
+        <location filename="../library.py" line="171"/>
         <source>Re-index</source>
         <translation>Переиндексировать</translation>
     </message>
     <message>
-        <location filename="../library.py" line="171"/>
+        <location filename="../library.py" line="173"/>
         <source>Remove from the library</source>
         <translation>Убрать из библиотеки</translation>
     </message>
     <message>
-        <location filename="../library.py" line="197"/>
+        <location filename="../library.py" line="199"/>
         <source>starting…</source>
         <translation>запуск…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="224"/>
+        <location filename="../library.py" line="226"/>
         <source>Open folder</source>
         <translation>Открыть папку</translation>
     </message>
     <message>
-        <location filename="../library.py" line="225"/>
+        <location filename="../library.py" line="227"/>
         <source>Stop watching</source>
         <translation>Не отслеживать</translation>
     </message>
     <message>
-        <location filename="../library.py" line="235"/>
+        <location filename="../library.py" line="237"/>
         <source>queued</source>
         <translation>в очереди</translation>
     </message>
     <message>
-        <location filename="../library.py" line="235"/>
+        <location filename="../library.py" line="237"/>
         <source>reading…</source>
         <translation>чтение…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="235"/>
+        <location filename="../library.py" line="237"/>
         <source>embedding…</source>
         <translation>векторизация…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="236"/>
+        <location filename="../library.py" line="238"/>
         <source>done</source>
         <translation>готово</translation>
     </message>
     <message>
-        <location filename="../library.py" line="236"/>
+        <location filename="../library.py" line="238"/>
         <source>failed</source>
         <translation>ошибка</translation>
     </message>
     <message>
-        <location filename="../library.py" line="236"/>
+        <location filename="../library.py" line="238"/>
         <source>not indexed (stopped)</source>
         <translation>не проиндексирован (остановлено)</translation>
     </message>
     <message>
-        <location filename="../library.py" line="237"/>
+        <location filename="../library.py" line="239"/>
         <source>interrupted, will be redone</source>
         <translation>прервано, будет повторено</translation>
     </message>
     <message>
-        <location filename="../library.py" line="277"/>
+        <location filename="../library.py" line="252"/>
+        <source>scanned, low confidence</source>
+        <translation>скан, низкая достоверность</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="254"/>
+        <source>Read by OCR from page images, poorly on pages: {pages}. Check their text against the original before relying on it.</source>
+        <translation>Распознано (OCR) с изображений страниц, плохо на страницах: {pages}. Сверьте их текст с оригиналом, прежде чем на него полагаться.</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="257"/>
+        <source>Read by OCR from page images, poorly: check the text against the original before relying on it.</source>
+        <translation>Распознано (OCR) с изображений страниц, плохо: сверьте текст с оригиналом, прежде чем на него полагаться.</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="261"/>
+        <location filename="../library.py" line="263"/>
+        <source>scanned</source>
+        <translation>скан</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="261"/>
+        <source>Pages read by OCR from page images: {pages}.</source>
+        <translation>Страницы, распознанные (OCR) с изображений: {pages}.</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="263"/>
+        <source>Read by OCR from page images.</source>
+        <translation>Распознано (OCR) с изображений страниц.</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="304"/>
         <source>Looking for documents…</source>
         <translation>Поиск документов…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="300"/>
+        <location filename="../library.py" line="327"/>
         <source>Converting the embedding model in {folder} (a minute or so)…</source>
         <translation>Преобразование модели эмбеддингов из {folder} (около минуты)…</translation>
     </message>
     <message>
-        <location filename="../library.py" line="317"/>
+        <location filename="../library.py" line="344"/>
         <source>Indexing stopped.</source>
         <translation>Индексация остановлена.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="318"/>
+        <location filename="../library.py" line="345"/>
         <source>The documents indexed so far are kept; add the rest again to go on.</source>
         <translation>Уже проиндексированные документы сохранены; чтобы продолжить, добавьте остальные ещё раз.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="322"/>
+        <location filename="../library.py" line="349"/>
         <source>{n} of the documents could not be read.</source>
         <translation>Не удалось прочитать документов: {n}.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="323"/>
+        <location filename="../library.py" line="350"/>
         <source>Each one&apos;s reason is in its row (hover for the full text).</source>
         <translation>Причина указана в строке каждого (наведите курсор, чтобы увидеть полный текст).</translation>
     </message>
     <message>
-        <location filename="../library.py" line="330"/>
+        <location filename="../library.py" line="357"/>
         <source>{done} of {total} files · {chunks} passages</source>
         <translation>{done} из {total} файлов · фрагментов: {chunks}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="337"/>
+        <location filename="../library.py" line="360"/>
+        <source>{pages} pages, {rate:.1f} pages/s</source>
+        <translation>страниц: {pages}, {rate:.1f} стр./с</translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="367"/>
         <source>{rate:.0f} passages/s · about {eta} left</source>
         <translation>{rate:.0f} фрагм./с · осталось около {eta}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="359"/>
+        <location filename="../library.py" line="396"/>
         <source>{n} pages</source>
         <translation>страниц: {n}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="374"/>
+        <location filename="../library.py" line="411"/>
         <source>No documents yet.</source>
         <translation>Документов пока нет.</translation>
     </message>
     <message>
-        <location filename="../library.py" line="376"/>
+        <location filename="../library.py" line="413"/>
         <source>{n} documents · {chunks} passages</source>
         <translation>документов: {n} · фрагментов: {chunks}</translation>
     </message>
     <message>
-        <location filename="../library.py" line="378"/>
+        <location filename="../library.py" line="415"/>
         <source>{n} failed</source>
         <translation>с ошибкой: {n}</translation>
     </message>
@@ -853,7 +899,7 @@
 <context>
     <name>QuoteRow</name>
     <message>
-        <location filename="../chat.py" line="120"/>
+        <location filename="../chat.py" line="128"/>
         <source>Open {file} at this quote</source>
         <translation>Открыть {file} на этой цитате</translation>
     </message>
@@ -1188,7 +1234,7 @@ Open it outside Hearth?</source>
 <context>
     <name>SourceRow</name>
     <message>
-        <location filename="../chat.py" line="89"/>
+        <location filename="../chat.py" line="96"/>
         <source>Open {file}</source>
         <translation>Открыть {file}</translation>
     </message>
@@ -1252,83 +1298,83 @@ Open it outside Hearth?</source>
 <context>
     <name>TurnCard</name>
     <message>
-        <location filename="../chat.py" line="184"/>
+        <location filename="../chat.py" line="195"/>
         <source>Copy</source>
         <translation>Копировать</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="185"/>
+        <location filename="../chat.py" line="196"/>
         <source>Copy the answer as Markdown</source>
         <translation>Скопировать ответ в формате Markdown</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="192"/>
+        <location filename="../chat.py" line="203"/>
         <source>Show the model&apos;s guess</source>
         <translation>Показать догадку модели</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="193"/>
+        <location filename="../chat.py" line="204"/>
         <source>What the model replied, though nothing in the documents bears it out</source>
         <translation>Что ответила модель, хотя документы этого не подтверждают</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="246"/>
+        <location filename="../chat.py" line="257"/>
         <source>**The model&apos;s guess, not found in your documents:**</source>
         <translation>**Догадка модели, в ваших документах этого нет:**</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="249"/>
+        <location filename="../chat.py" line="260"/>
         <source>*(not found in your documents)*</source>
         <translation>*(в ваших документах этого нет)*</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="306"/>
+        <location filename="../chat.py" line="317"/>
         <source>Rows used ({n}); click a header to sort, a row to open it</source>
         <translation>Использованные строки ({n}); щелчок по заголовку сортирует, по строке — открывает её</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="313"/>
+        <location filename="../chat.py" line="324"/>
         <source>Closest passages</source>
         <translation>Самые близкие фрагменты</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="314"/>
+        <location filename="../chat.py" line="325"/>
         <source>What the documents say</source>
         <translation>Что говорят документы</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="314"/>
+        <location filename="../chat.py" line="325"/>
         <source>Supporting quotes</source>
         <translation>Подтверждающие цитаты</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="321"/>
+        <location filename="../chat.py" line="333"/>
         <source>Sources</source>
         <translation>Источники</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="330"/>
+        <location filename="../chat.py" line="342"/>
         <source>Not found in your documents; the closest passages are shown.</source>
         <translation>В ваших документах ответа не нашлось; показаны самые близкие фрагменты.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="332"/>
+        <location filename="../chat.py" line="344"/>
         <source>The model&apos;s reply was not borne out by the documents; their own words are shown instead.</source>
         <translation>Ответ модели не подтверждается документами; вместо него показаны их собственные слова.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="335"/>
+        <location filename="../chat.py" line="347"/>
         <source>{seconds:.1f} s</source>
         <translation>{seconds:.1f} с</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="342"/>
-        <location filename="../chat.py" line="343"/>
+        <location filename="../chat.py" line="354"/>
+        <location filename="../chat.py" line="355"/>
         <source>Stopped.</source>
         <translation>Остановлено.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="351"/>
+        <location filename="../chat.py" line="363"/>
         <source>No answer: {reason}</source>
         <translation>Нет ответа: {reason}</translation>
     </message>

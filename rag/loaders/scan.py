@@ -1,0 +1,79 @@
+"""Page images to text through OCR (inference.ocr), for the image reader and PDF pages without a text layer.
+
+    read(image)                  one page image -> OcrPage; the engine is loaded once per process, lazily
+    attach(sections, pages)      Sections of OCR'd pages given their confidence and line boxes
+    is_blank(image)              True for a page with no ink on it (nothing to read, so no OCR run)
+    unavailable(path, exc)       the LoadError for OCR that cannot run (models or runtime missing)
+
+Not a format of its own: no suffix maps here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PIL import Image
+
+from inference.errors import HearthError
+from inference.ocr_layout import ink_mask
+from rag.errors import LoadError
+from rag.loaders import Section
+
+if TYPE_CHECKING:
+    from inference.ocr import OcrPage, OnnxOcr
+
+_ENGINE: OnnxOcr | None = None
+_BLANK_SHARE = 0.0002  # share of ink pixels under which a page is blank (specks of dust, a scanner's edge)
+
+
+def read(image: Image.Image) -> OcrPage:
+    """The text on one page image, in reading order (the OCR models load on the first call in a process)."""
+    global _ENGINE
+    if _ENGINE is None:
+        from inference.ocr import OnnxOcr  # onnxruntime is loaded only by a process that meets a scan
+        # Reader processes each hold one engine; a few threads each, since they also run side by side.
+        _ENGINE = OnnxOcr(threads=min(4, os.cpu_count() or 1))
+    return _ENGINE.read(image)
+
+
+def attach(sections: list[Section], pages: Mapping[int, OcrPage]) -> list[Section]:
+    """`sections` with those of OCR'd pages (by page number) carrying their confidence and line boxes.
+
+    Each box is (start, end) of the line in the Section's text and (x0, y0, x1, y1) on the page as fractions
+    of its width and height, so a viewer can mark a passage on the scan at any resolution.
+    """
+    out = []
+    for section in sections:
+        page = pages.get(section.page) if section.page is not None else None
+        if page is None:
+            out.append(section)
+            continue
+        boxes, at = [], 0
+        for line in page.lines:
+            start = section.text.find(line.text, at)
+            if start < 0:
+                continue
+            at = start + len(line.text)
+            boxes.append((start, at, *line.box))
+        out.append(replace(section, ocr_confidence=page.confidence, boxes=tuple(boxes)))
+    return out
+
+
+def is_blank(image: Image.Image) -> bool:
+    """True when the page has next to no ink: a blank page, or one holding only a faint background."""
+    grey = image.convert("L")
+    if max(grey.size) > 800:
+        scale = 800 / max(grey.size)
+        grey = grey.resize((max(1, round(grey.width * scale)), max(1, round(grey.height * scale))),
+                           Image.Resampling.BOX)  # fmt: skip
+    return float(ink_mask(grey).mean()) < _BLANK_SHARE
+
+
+def unavailable(path: Path, exc: HearthError) -> LoadError:
+    """The LoadError for a scan that cannot be read because OCR cannot run here."""
+    hint = exc.hint or "Reinstall Hearth with its OCR models (packaging/requirements-models.txt)."
+    return LoadError(f"{path.name} is a scan, and OCR cannot run here: {exc}", kind="unsupported", hint=hint)
