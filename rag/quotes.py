@@ -162,6 +162,7 @@ _CHUNK_GAP = 4  # characters between two passages that follow each other in a do
 _CONTEXT_SPAN = 480  # longest quote made by joining a sentence that starts with a pronoun to the one before
 _WINDOW_SPAN = 600  # longest quote made of a line that answers the question and the sentences around it
 
+_READ_SAMPLE = 600  # characters of a passage enough to tell whether the embedder reads its language
 _STRIP = "`\"'()[]{},;:.!?…“”‘’"
 # A line break inside a sentence (the next line starts lower-case, a path, a bracket) is a PDF soft wrap.
 _SOFT_BREAK = re.compile(r"(?<=[^\s.!?:;…])\n(?=[a-z(\[\"'“‘/~$-])")
@@ -287,7 +288,10 @@ def align(
 
     refusal = not clean or _REFUSAL.match(clean) is not None
     unsupported = not chosen
-    if rarity is not None and readable and calibrated(embedder.name):
+    # The evidence means something only where the embedder reads the question and every passage (an English
+    # question over Russian memos found through a translation is far from them to an English-only model).
+    if (rarity is not None and readable and calibrated(embedder.name)
+            and all(reads(embedder, h.text[:_READ_SAMPLE], RetrievalOptions.unread_tokens_per_word) for h in hits)):
         supported = sum(j is not None for _, j in picks) / len(picks) if picks else 0.0
         score = evidence(unit_vecs, q_vec, missing_share(rarity, hits))
         if abstains(score, supported=supported, refusal=refusal):

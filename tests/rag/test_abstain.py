@@ -90,6 +90,11 @@ def test_only_the_measured_embedder_and_questions_it_reads_abstain(hearth):
     # A Russian question on the English-only model: its similarity says nothing, so no "not found" from it.
     ru = "Какой код у двери серверной?"
     assert not align("Код двери 1200.", ru, hits, embedder=hearth.embedder, rarity=hearth.store.rarity(ru)).abstained
+    # Nor an English question over passages in a language it does not read (found through a translation).
+    memo = Hit("/m/propusk.txt", None, None, 0.5, "Новый пропуск изготавливается за три рабочих дня, его стоимость "
+               "500 рублей удерживается из заработной платы.", 0, 90, "m#0")
+    assert not align("It costs 500 roubles.", "How much does a new pass cost?", [memo], embedder=hearth.embedder,
+                     rarity=hearth.store.rarity("How much does a new pass cost?")).abstained
 
 
 def test_the_rule_and_the_missing_words():
