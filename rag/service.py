@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from inference.model_library import LibraryModel, ModelLibrary
     from rag.conversations import ConversationStore
     from rag.datalock import DataDirClaim
+    from rag.page_boxes import PageBoxes
     from rag.repair import RepairReport
     from rag.watch import WatchUpdate
 
@@ -440,19 +441,17 @@ class Hearth(Questions):
         Read in a worker process under the same caps as indexing (size, time, memory), so a document
         that changed into something hostile since it was indexed costs only that process.
         """
-        from rag.errors import LoadError
         from rag.loaders import full_text
-        from rag.parse_pool import ParseJob, ParsePool
+        from rag.page_boxes import read_sections
 
-        options = self.config.ingest
-        job = ParseJob(Path(path), limits=options.limits, max_file_bytes=options.max_file_bytes)
-        pool = ParsePool(1, timeout=options.parse_timeout, memory_limit=options.parse_memory_bytes)
-        for parsed in pool.run([job]):
-            if parsed.error is not None:
-                kind, message = parsed.error
-                raise LoadError(message, kind=kind)
-            return full_text(parsed.sections or [])
-        raise LoadError(f"{Path(path).name} could not be read.")
+        return full_text(read_sections(path, self.config.ingest))
+
+    def page_boxes(self, path: Path, page: int) -> PageBoxes | None:
+        """Where the lines of a scanned page lie on its image, to mark a passage on it (rag/page_boxes.py);
+        None when OCR did not read that page. Read as `document_text` is, and kept per version of the file."""
+        from rag.page_boxes import read_page_boxes
+
+        return read_page_boxes(path, page, self.config.ingest)
 
     def forget(self, paths: Iterable[Path], *, workspace: str = DEFAULT_WORKSPACE) -> list[str]:
         """Remove documents (or all under folders) from a workspace, and their passages and quotes from its

@@ -183,6 +183,11 @@ class Operations(QObject):
         hearth = self.hearth
         return self.reader.submit("document text", lambda s: hearth.document_text(path))
 
+    def page_boxes(self, path: Path, page: int) -> Job:
+        """Where the lines of a scanned page lie on its picture (None when OCR did not read that page)."""
+        hearth = self.hearth
+        return self.reader.submit("page boxes", lambda s: hearth.page_boxes(path, page))
+
     def list_documents(self, workspace: str) -> Job:
         """The workspace's document records."""
         hearth = self.hearth

@@ -1,13 +1,16 @@
-"""Word documents (.docx) through python-docx: one Section per heading, lists marked, tables as rows."""
+"""Word documents (.docx) through python-docx: one Section per heading, lists marked, tables as rows.
+A document whose body holds no text but pictures (a scanned letter pasted in) is read from them by OCR."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rag.errors import LoadError
 from rag.loaders import DEFAULT_LIMITS, HEADING_SEPARATOR, Limits, Section, TextBuilder, build_sections
+from rag.loaders import scan
 from rag.loaders.archive import open_checked
 
 _HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.I)
@@ -26,9 +29,28 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
     except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors... on damaged files
         raise LoadError(f"{path.name} is not a valid Word file or is damaged.", kind="corrupt") from exc
     try:
-        return _read(document)
+        sections = _read(document)
+        return sections or _scans(path, document, limits)
+    except LoadError:
+        raise
     except Exception as exc:
         raise LoadError(f"{path.name} could not be read as a Word file ({type(exc).__name__}).") from exc
+
+
+def _scans(path: Path, document: Any, limits: Limits) -> list[Section]:
+    """One Section (no page, no boxes: there is no page image) per picture in the body that OCR reads, in
+    document order; LoadError when OCR cannot run and nothing was read."""
+    pictures = scan.Pictures(path, limits)
+    read = []
+    for rid in document.element.body.xpath(".//a:blip/@r:embed"):  # inline and floating pictures alike
+        part = document.part.related_parts.get(str(rid))
+        page = pictures.read(part.blob) if part is not None else None
+        if page is not None:
+            read.append(page)
+    if not read and pictures.error is not None:
+        raise pictures.error
+    sections = build_sections((page.text, None, None) for page in read)
+    return [replace(s, ocr_confidence=page.confidence) for s, page in zip(sections, read, strict=True)]
 
 
 def _read(document: Any) -> list[Section]:

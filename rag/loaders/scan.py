@@ -3,6 +3,7 @@
     read(image)                  one page image -> OcrPage; the engine is loaded once per process, lazily
     attach(sections, pages)      Sections of OCR'd pages given their confidence and line boxes
     is_blank(image)              True for a page with no ink on it (nothing to read, so no OCR run)
+    Pictures(path, limits)       pictures embedded in a DOCX or PPTX read one by one, within the caps
     unavailable(path, exc)       the LoadError for OCR that cannot run (models or runtime missing)
 
 Not a format of its own: no suffix maps here.
@@ -10,18 +11,20 @@ Not a format of its own: no suffix maps here.
 
 from __future__ import annotations
 
+import io
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PIL import Image
+from PIL import Image, ImageOps
 
 from inference.errors import HearthError
 from inference.ocr_layout import ink_mask
 from rag.errors import LoadError
-from rag.loaders import Section
+from rag.loaders import Limits, Section
 
 if TYPE_CHECKING:
     from inference.ocr import OcrPage, OnnxOcr
@@ -77,3 +80,39 @@ def unavailable(path: Path, exc: HearthError) -> LoadError:
     """The LoadError for a scan that cannot be read because OCR cannot run here."""
     hint = exc.hint or "Reinstall Hearth with its OCR models (packaging/requirements-models.txt)."
     return LoadError(f"{path.name} is a scan, and OCR cannot run here: {exc}", kind="unsupported", hint=hint)
+
+
+class Pictures:
+    """Pictures embedded in a document (a DOCX's, a PPTX slide's) read by OCR, at most `max_ocr_pages` of
+    them; when OCR cannot run, `error` says so, for a document that turns out to hold no text at all."""
+
+    def __init__(self, path: Path, limits: Limits) -> None:
+        self._path, self._limits = path, limits
+        self.count = 0  # pictures OCR'd so far
+        self.error: LoadError | None = None
+
+    def read(self, data: bytes) -> OcrPage | None:
+        """What OCR reads on the picture in `data`; None for one that is blank, undecodable, over the pixel
+        cap or past the picture cap, or when OCR cannot run (a picture is skipped, never the document)."""
+        if self.error is not None or self.count >= self._limits.max_ocr_pages:
+            return None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # our own pixel cap decides
+                image = Image.open(io.BytesIO(data))
+                if image.width * image.height > self._limits.max_image_pixels:
+                    return None
+                image = ImageOps.exif_transpose(image)
+                image.load()
+            if is_blank(image):
+                return None
+            self.count += 1
+            page = read(image)
+        except HearthError as exc:  # the OCR models or runtime, not the picture
+            self.error = unavailable(self._path, exc)
+            return None
+        except MemoryError:
+            raise
+        except Exception:  # Pillow raises OSError, ValueError, SyntaxError... on pictures it cannot decode (EMF)
+            return None
+        return page if page.text.strip() else None

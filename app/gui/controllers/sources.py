@@ -1,6 +1,6 @@
-"""Opening what an answer points at: cited passages and quotes (a PDF in the app at its page, any other
-document as the text Hearth read from it), documents from the library, and links, which open outside
-the app only once the user has seen where they lead."""
+"""Opening what an answer points at: cited passages and quotes (a scanned page as its picture with the
+passage's lines marked, a PDF in the app at its page, any other document as the text Hearth read from it),
+documents from the library, and links, which open outside the app only once the user has seen where they lead."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from app.gui.widgets import confirm
 from app.gui.worker import Failure, Job
 
 LINK_SCHEMES = ("http", "https", "mailto")  # never file: an answer must not open local files
+PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp")  # always read by OCR
 
 
 class SourceController(Controller):
@@ -23,11 +24,46 @@ class SourceController(Controller):
         super().__init__(window)
         self.pdf_viewers: dict[Path, Any] = {}
         self.text_viewers: dict[Path, Any] = {}
+        self.scan_viewers: dict[Path, Any] = {}
 
     def open_hit(self, hit: Any) -> Job | None:
-        """Open a cited passage or quote (anything with source, page, text, start, end): a PDF in the app at
-        its page, any other document as the text Hearth read from it, scrolled to the passage, highlighted.
-        A section a summary cites (`section` true, no text of its own) is highlighted from start to end."""
+        """Open a cited passage or quote (anything with source, page, text, start, end): a page OCR read as its
+        picture with the passage's lines marked, a PDF in the app at its page, any other document as the text
+        Hearth read from it, scrolled to the passage, highlighted. A section a summary cites (`section` true,
+        no text of its own) is highlighted from start to end."""
+        path = Path(hit.source)
+        scanned = getattr(hit, "ocr_confidence", None) is not None or path.suffix.lower() in PICTURE_SUFFIXES
+        if scanned and hit.page is not None and path.exists():
+            job = self.ops.page_boxes(path, hit.page)
+            job.finished.connect(lambda page: self._show_scan(path, page, hit))
+            job.failed.connect(lambda _failure: self._open_as_read(hit))  # says why, if it cannot be read
+            return job
+        return self._open_as_read(hit)
+
+    def _show_scan(self, path: Path, page: Any, hit: Any) -> None:
+        """The page's picture with the passage's lines marked; where that cannot be, as if it were not a scan."""
+        from app.gui.scan_viewer import ScanViewer
+
+        snippet = "" if getattr(hit, "section", False) else hit.text
+        boxes = page.covering(hit.start, hit.end, snippet) if page is not None else []
+        if not boxes:
+            self._open_as_read(hit)
+            return
+        viewer = self.scan_viewers.get(path)
+        if viewer is None:
+            viewer = ScanViewer(self.window)
+            viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            viewer.destroyed.connect(lambda _=None, p=path: self.scan_viewers.pop(p, None))
+            viewer.open_original.connect(self.window.open_external)
+            self.scan_viewers[path] = viewer
+        if viewer.show_page(path, page.page, boxes):
+            _present(viewer)
+            return
+        viewer.close()
+        self._open_as_read(hit)
+
+    def _open_as_read(self, hit: Any) -> Job | None:
+        """A PDF at the hit's page, any other document as its text with the passage highlighted."""
         path = Path(hit.source)
         if path.suffix.lower() == ".pdf" or not path.exists():
             self.open_path(path, hit.page, hit.text)
@@ -128,8 +164,8 @@ class SourceController(Controller):
         return True
 
     def close_all(self) -> None:
-        """Close the PDF viewers (the window is closing)."""
-        for viewer in list(self.pdf_viewers.values()):
+        """Close the PDF and scan viewers (the window is closing)."""
+        for viewer in [*self.pdf_viewers.values(), *self.scan_viewers.values()]:
             viewer.close()
 
 

@@ -905,6 +905,34 @@
     </message>
 </context>
 <context>
+    <name>ScanViewer</name>
+    <message>
+        <location filename="../scan_viewer.py" line="93"/>
+        <source>Open in its application</source>
+        <translation>Открыть в приложении</translation>
+    </message>
+    <message>
+        <location filename="../scan_viewer.py" line="94"/>
+        <source>Open the original file in the application your system uses for it</source>
+        <translation>Открыть исходный файл в приложении, которое система использует для него</translation>
+    </message>
+    <message>
+        <location filename="../scan_viewer.py" line="117"/>
+        <source>{name} — Hearth</source>
+        <translation>{name} — Hearth</translation>
+    </message>
+    <message>
+        <location filename="../scan_viewer.py" line="118"/>
+        <source>Page {n}</source>
+        <translation>Страница {n}</translation>
+    </message>
+    <message>
+        <location filename="../scan_viewer.py" line="119"/>
+        <source>Passage highlighted</source>
+        <translation>Фрагмент выделен</translation>
+    </message>
+</context>
+<context>
     <name>ScopeChip</name>
     <message>
         <location filename="../asking.py" line="33"/>
@@ -1185,22 +1213,22 @@
 <context>
     <name>SourceController</name>
     <message>
-        <location filename="../controllers/sources.py" line="81"/>
+        <location filename="../controllers/sources.py" line="117"/>
         <source>{name} is no longer at {folder}.</source>
         <translation>Файла {name} больше нет в {folder}.</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="82"/>
+        <location filename="../controllers/sources.py" line="118"/>
         <source>Re-index it from its new place, or remove it.</source>
         <translation>Проиндексируйте его на новом месте или уберите из библиотеки.</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="104"/>
+        <location filename="../controllers/sources.py" line="140"/>
         <source>Open in another application?</source>
         <translation>Открыть в другом приложении?</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="105"/>
+        <location filename="../controllers/sources.py" line="141"/>
         <source>Hearth could not read this document:
 
 {path}
@@ -1213,12 +1241,12 @@ Open it in the application your system uses for it?</source>
 Открыть его в приложении, которое система использует для таких файлов?</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="124"/>
+        <location filename="../controllers/sources.py" line="160"/>
         <source>Open link?</source>
         <translation>Открыть ссылку?</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="125"/>
+        <location filename="../controllers/sources.py" line="161"/>
         <source>The answer links to:
 
 {url}
