@@ -3,10 +3,10 @@
 Each answer sentence is compared with every sentence (or table row, or list item) of the passages it was
 given, by embedding similarity plus word overlap (numbers count double: a figure is what a user checks).
 A confident match gives the sentence its citation and a quote with exact offsets in the source document;
-a sentence without one is flagged as not found in the documents. Two of the three quotes are kept for the
+a sentence without one is flagged as not found in the documents. Three of the four quotes are kept for the
 lines that best answer the question itself (by meaning, rare words shared, and passage rank), so that a
-reply that missed or garbled the fact can still be checked against the text; the first of them comes with
-the sentences just before and after it in its paragraph, since the line closest to a question often only
+reply that missed or garbled the fact can still be checked against the text; the first two of them come with
+the sentences just before and after them in their paragraph, since the line closest to a question often only
 restates it. When the model's reply is empty, a refusal, or unsupported while a passage matched the
 question well, the best quotes stand in for it; when the passages do not seem to answer the question at all
 (rag/abstain.py), Hearth says so and quotes the closest lines instead.
@@ -229,12 +229,12 @@ def align(
     hits: Sequence[Hit],
     *,
     embedder: Embedder,
-    max_quotes: int = 3,
+    max_quotes: int = 4,  # chosen on the evaluation's tuning half (README "Answers you can check")
     threshold: float = 0.55,  # chosen on bench/quotes.py; see README "Answers you can check"
     rescue: float = 0.45,  # a weaker match still counts when the unit holds all the sentence's code-like tokens
     strong_passage: float = 0.45,
-    question_quotes: int = 2,  # quotes kept for the lines that best answer the question itself
-    in_context: int = 1,  # of those, how many are quoted with the sentences around them
+    question_quotes: int = 3,  # quotes kept for the lines that best answer the question itself
+    in_context: int = 2,  # of those, how many are quoted with the sentences around them
     rarity: Mapping[str, float] | None = None,  # the question's words and their weights (rag.abstain.rarity)
 ) -> Support:
     """Supporting quotes and per-sentence citations for an answer drawn from `hits` (numbered from 1).
