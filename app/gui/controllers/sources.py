@@ -49,18 +49,24 @@ class SourceController(Controller):
         if not boxes:
             self._open_as_read(hit)
             return
-        viewer = self.scan_viewers.get(path)
-        if viewer is None:
-            viewer = ScanViewer(self.window)
-            viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-            viewer.destroyed.connect(lambda _=None, p=path: self.scan_viewers.pop(p, None))
-            viewer.open_original.connect(self.window.open_external)
-            self.scan_viewers[path] = viewer
+        viewer = self._viewer(self.scan_viewers, path, ScanViewer)
         if viewer.show_page(path, page.page, boxes):
             _present(viewer)
             return
         viewer.close()
         self._open_as_read(hit)
+
+    def _viewer(self, viewers: dict[Path, Any], path: Path, kind: Any) -> Any:
+        """The open viewer window of `kind` for a document, or a new one (one window per document)."""
+        viewer = viewers.get(path)
+        if viewer is None:
+            viewer = kind(self.window)
+            viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            viewer.destroyed.connect(lambda _=None, p=path: viewers.pop(p, None))
+            if hasattr(viewer, "open_original"):
+                viewer.open_original.connect(self.window.open_external)
+            viewers[path] = viewer
+        return viewer
 
     def _open_as_read(self, hit: Any) -> Job | None:
         """A PDF at the hit's page, any other document as its text with the passage highlighted."""
@@ -86,13 +92,7 @@ class SourceController(Controller):
     def _show_text(self, path: Path, text: str, hit: Any, stamp: tuple[int, int] | None) -> None:
         from app.gui.text_viewer import TextViewer
 
-        viewer = self.text_viewers.get(path)
-        if viewer is None:
-            viewer = TextViewer(self.window)
-            viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-            viewer.destroyed.connect(lambda _=None, p=path: self.text_viewers.pop(p, None))
-            viewer.open_original.connect(self.window.open_external)
-            self.text_viewers[path] = viewer
+        viewer = self._viewer(self.text_viewers, path, TextViewer)
         viewer.stamp = stamp
         snippet = hit.text
         if getattr(hit, "section", False):
@@ -120,12 +120,7 @@ class SourceController(Controller):
         if path.suffix.lower() == ".pdf":
             from app.gui.pdf_viewer import PdfViewer
 
-            viewer = self.pdf_viewers.get(path)
-            if viewer is None:
-                viewer = PdfViewer(self.window)
-                viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-                viewer.destroyed.connect(lambda _=None, p=path: self.pdf_viewers.pop(p, None))
-                self.pdf_viewers[path] = viewer
+            viewer = self._viewer(self.pdf_viewers, path, PdfViewer)
             if viewer.show_page(path, page, passage):
                 _present(viewer)
                 return
