@@ -6,7 +6,7 @@ import pytest
 
 from inference.errors import UsageError
 from rag.lexical import LexicalIndex, LexicalRow, query_terms
-from rag.retrieval import RetrievalOptions, _diversify, contextualize, fuse
+from rag.retrieval import RetrievalOptions, _diversify, contextualize, fuse, retrieve
 from rag.service import Hearth, HearthConfig
 from rag.store import Hit
 from tests.fakes import HashEmbedder
@@ -114,3 +114,38 @@ def test_default_weights_favour_keywords_at_equal_rank():
     # Chosen on bench/retrieval.py: keywords weigh double, a small rank constant.
     fused = fuse([hit("x"), hit("y")], [hit("y"), hit("w")], RetrievalOptions())
     assert fused == ["y", "w", "x"]
+
+
+class _Rankings:
+    """A document index whose two rankings are given: the dense one with similarities, the keyword one."""
+
+    def __init__(self, dense: list[Hit], lexical: list[Hit], similarity: dict[str, float]) -> None:
+        self.dense, self.lexical, self.similarity = dense, lexical, similarity
+
+    def query(self, workspace, vector, *, k):
+        return self.dense[:k]
+
+    def lexical_query(self, workspace, text, *, k):
+        return self.lexical[:k]
+
+    def hits_by_id(self, workspace, ids, vector):
+        return {cid: hit(cid, f"/{cid}", score=self.similarity[cid]) for cid in ids}
+
+
+def test_a_passage_both_rankings_place_high_beats_one_only_the_keywords_found():
+    # The keyword ranking's first passage shares the question's words but little of its meaning (similarity
+    # 0.2, not among the dense ranking's candidates); the dense ranking's first is the keyword ranking's eighth.
+    answer = hit("answer", "/answer", score=0.47)
+    others = [hit(f"d{i}", f"/d{i}", score=0.3) for i in range(4)]
+    lexical = [hit("keywords", "/keywords", score=0.0), *(hit(f"l{i}", f"/l{i}", score=0.0) for i in range(6)), answer]
+    index = _Rankings([answer, *others], lexical, {"keywords": 0.2} | {f"l{i}": 0.1 for i in range(6)})
+
+    def first(options: RetrievalOptions) -> str:
+        return retrieve("which passage", workspace="ws", embedder=HashEmbedder(), store=index, done=set(
+            f"/{h.chunk_id}" for h in [*lexical, *others]), k=3,
+            options=options)[0].chunk_id
+
+    assert first(RetrievalOptions(similarity_weight=0.0)) == "keywords"  # ranks alone
+    assert first(RetrievalOptions()) == "answer"  # the default adds each passage's similarity
+    # A question the embedder cannot read: its similarities say nothing, so ranks alone decide again.
+    assert first(RetrievalOptions(dense_weight=0.0)) == "keywords"
