@@ -30,6 +30,7 @@ MISSING_WEIGHT = 0.1  # evidence lost when none of the question's words are in t
 ABSTAIN_BELOW = 0.54  # evidence under which Hearth says "not found" whatever the reply
 ABSTAIN_UNSUPPORTED_BELOW = 0.64  # ...and under which it does so when the reply is not borne out
 SUPPORTED_SHARE = 0.5  # a reply is borne out when at least this share of its sentences is
+_HOW = re.compile(r"\bhow\s+(much|many|often|long|far|old|big|large|soon)\b", re.IGNORECASE)
 _PREFIX = 6  # letters a question word and a passage word share to count as the same word (word forms)
 
 _TEXT = {
@@ -55,8 +56,14 @@ def rarity(words: Sequence[str], passages: Mapping[str, int], total: int) -> dic
     return {w: math.log(1 + total / (1 + passages.get(w, 0))) for w in words}
 
 
-def missing_share(weights: Mapping[str, float], hits: Sequence[_Passage]) -> float:
-    """The rarity-weighted share of the question's words that none of the passages holds (0..1)."""
+def missing_share(weights: Mapping[str, float], hits: Sequence[_Passage], question: str = "") -> float:
+    """The rarity-weighted share of the question's words that none of the passages holds (0..1).
+
+    The word that makes "how much", "how many", "how often" … a question asks for a figure; the answer
+    states the figure, not the word, so it is not looked for.
+    """
+    asking = {m.group(1).casefold() for m in _HOW.finditer(question)}
+    weights = {w: v for w, v in weights.items() if w.casefold() not in asking}
     total = sum(weights.values())
     if not total:
         return 0.0

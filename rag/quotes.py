@@ -293,7 +293,7 @@ def align(
     if (rarity is not None and readable and calibrated(embedder.name)
             and all(reads(embedder, h.text[:_READ_SAMPLE], RetrievalOptions.unread_tokens_per_word) for h in hits)):
         supported = sum(j is not None for _, j in picks) / len(picks) if picks else 0.0
-        score = evidence(unit_vecs, q_vec, missing_share(rarity, hits))
+        score = evidence(unit_vecs, q_vec, missing_share(rarity, hits, question))
         if abstains(score, supported=supported, refusal=refusal):
             # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
             lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)

@@ -106,6 +106,10 @@ def test_the_rule_and_the_missing_words():
     hits = [Hit("a.md", None, None, 0.5, "Printers are serviced on Mondays.", 0, 30, "a#0")]
     assert abstain.missing_share({"printer": 1.0, "code": 3.0}, hits) == pytest.approx(0.75)  # word forms match
     assert abstain.missing_share({}, hits) == 0.0
+    # "How many" asks for a figure: "many" is not a word the answer holds, so it is not missed.
+    weights = {"many": 2.0, "printer": 1.0, "code": 1.0}
+    assert abstain.missing_share(weights, hits) == pytest.approx(0.75)
+    assert abstain.missing_share(weights, hits, "How many printer codes are there?") == pytest.approx(0.5)
     assert abstain.evidence(np.zeros((0, 4)), np.ones(4), 0.0) == 0.0
 
 
