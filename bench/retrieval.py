@@ -1,11 +1,14 @@
 """Retrieval benchmark: how often BM25, dense and Hearth's hybrid ranking put the gold passage on top.
 
     python -m bench.retrieval [--json] [--k 10] [--limit N] [--reuse DIR] [--details FILE] [--threads N]
+                              [--questions FILE | --eval tune|heldout|all]
 
 Builds a workspace in a fresh temporary data folder (or in DIR with --reuse, kept and reused: unchanged
 documents are not indexed again), ingests the corpus of bench/corpus.py with the real default embedder,
-then asks every question of bench/data/retrieval_questions.json three times through `Hearth.search`:
-mode "lexical" (reported as bm25), "dense" and "hybrid" (reported as hearth).
+then asks every question of bench/data/retrieval_questions.json four times through `Hearth.search`:
+mode "lexical" (reported as bm25), "dense", and "hybrid" without and with each passage's similarity added
+to its fused score (reported as ranks and hearth; ranks is hearth's baseline). --eval asks that half of
+the evaluation's answerable questions instead, over the corpus with the Debian FAQ (bench.corpus.EVAL).
 
 A returned passage is a hit for a question when all of these hold:
   - its source path ends with the gold file (whole path components: "a/b.html" never matches "xa/b.html");
@@ -75,6 +78,13 @@ def load_questions(path: Path = QUESTIONS_FILE) -> list[Question]:
         )
         for q in doc["questions"]
     ]
+
+
+def eval_half(split: str) -> list[Question]:
+    """The evaluation's answerable questions of one half: 'tune', 'heldout' or 'all' (bench/data/eval_*.json)."""
+    path = QUESTIONS_FILE.parent / "eval_answerable.json"
+    halves = {q["id"]: q["split"] for q in json.loads(path.read_text(encoding="utf-8"))["questions"]}
+    return [q for q in load_questions(path) if split in ("all", halves[q.id])]
 
 
 def section_matches(heading: str | None, section: str) -> bool:
@@ -151,6 +161,7 @@ def run(
     k: int = 10,
     threads: int | None = None,
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
+    which: corpus.Corpus = corpus.ENGLISH,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Index the documents into data_dir and rank every question three ways; returns (summary, per-question)."""
     from rag.service import Hearth, HearthConfig
@@ -202,7 +213,7 @@ def run(
                 "paraphrased": block([i for i in everyone if questions[i].paraphrased]),
             },
             "corpus": {
-                "packages": [f"{p.name} {p.version}" for p in corpus.PACKAGES],
+                "packages": [f"{p.name} {p.version}" for p in which.packages],
                 "documents": len(documents),
                 "chunks": chunks,
                 "failed": len(report.failed),
@@ -267,6 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="data folder to build the index in and keep; a later run reuses it",
     )
     parser.add_argument("--questions", type=Path, default=QUESTIONS_FILE, help="question file (default: %(default)s)")
+    parser.add_argument("--eval", choices=("tune", "heldout", "all"), default=None,
+                        help="instead: that half of the evaluation's answerable questions (bench/data/"
+                             "eval_answerable.json) over the corpus with the Debian FAQ")
     parser.add_argument(
         "--corpus-cache",
         type=Path,
@@ -293,9 +307,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    questions = load_questions(args.questions)[: args.limit]
+    which = corpus.EVAL if args.eval is not None else corpus.ENGLISH
+    questions = (eval_half(args.eval) if args.eval is not None else load_questions(args.questions))[: args.limit]
     try:
-        documents = corpus.documents(args.corpus_cache, log=log)
+        documents = corpus.documents(args.corpus_cache, log=log, which=which)
     except corpus.CorpusError as exc:
         log(f"bench.retrieval: error: {exc}")
         return 1
@@ -303,12 +318,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.reuse is not None:
             args.reuse.mkdir(parents=True, exist_ok=True)
             summary, details = run(
-                questions, data_dir=args.reuse, documents=documents, k=args.k, threads=args.threads, log=log
+                questions, data_dir=args.reuse, documents=documents, k=args.k, threads=args.threads, log=log,
+                which=which,
             )
         else:
             with tempfile.TemporaryDirectory(prefix="hearth-bench-", ignore_cleanup_errors=True) as tmp:
                 summary, details = run(
-                    questions, data_dir=Path(tmp), documents=documents, k=args.k, threads=args.threads, log=log
+                    questions, data_dir=Path(tmp), documents=documents, k=args.k, threads=args.threads, log=log,
+                    which=which,
                 )
     except HearthError as exc:
         log(f"bench.retrieval: error: {exc}")
