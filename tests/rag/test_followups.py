@@ -9,6 +9,7 @@ import pytest
 from inference.errors import UsageError
 from rag.config import HearthConfig
 from rag.followups import Earlier, leans_on_conversation, may_lean_on_conversation, names_in, standalone_query
+from rag.retrieval import RetrievalOptions
 from rag.service import Hearth
 from tests.fakes import HashEmbedder, ScriptedModel
 
@@ -102,7 +103,10 @@ def sheets(tmp_path):
 
 @pytest.fixture
 def hearth(tmp_path, sheets):
-    h = Hearth(HearthConfig(data_dir=tmp_path / "data", min_score=0.0), embedder=HashEmbedder(),
+    # The hash embedder's similarities are bucket collisions ("19 December 2025" against "schedule end"): the
+    # rankings alone decide, as they would between the sheets' alike sections with a real embedder.
+    h = Hearth(HearthConfig(data_dir=tmp_path / "data", min_score=0.0, retrieval=RetrievalOptions(similarity_weight=0.0)),
+               embedder=HashEmbedder(),
                chat_model=ScriptedModel("As the passages say [1]."))
     report = h.ingest([sheets / "projects", sheets / "policies"])
     assert report.added == 4 and not report.failed

@@ -15,6 +15,7 @@ import pytest
 from inference.errors import Cancelled
 from rag.errors import StoreError
 from rag.ingest import IngestOptions
+from rag.retrieval import RetrievalOptions
 from rag.service import Hearth, HearthConfig
 from tests.crash_driver import WORKSPACE, Driver, differences, problems, state
 from tests.fakes import CountingEmbedder
@@ -40,7 +41,9 @@ def write_notes(folder: Path, n: int = N, *, seed: int = 1, version: str = "") -
 
 def hearth(data: Path, **options) -> Hearth:
     opts = {"chunk_tokens": 24, "overlap_tokens": 4, "workers": 1, "write_batch": 64, **options}
-    return Hearth(HearthConfig(data_dir=data, ingest=IngestOptions(**opts), min_score=0.0), embedder=CountingEmbedder())
+    # The fake embedder's similarities are hash collisions: the keywords alone rank (no similarity added).
+    return Hearth(HearthConfig(data_dir=data, ingest=IngestOptions(**opts), min_score=0.0,
+                               retrieval=RetrievalOptions(similarity_weight=0.0)), embedder=CountingEmbedder())
 
 
 def count_calls(obj, name: str, calls: list) -> None:
