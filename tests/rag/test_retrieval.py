@@ -149,3 +149,16 @@ def test_a_passage_both_rankings_place_high_beats_one_only_the_keywords_found():
     assert first(RetrievalOptions()) == "answer"  # the default adds each passage's similarity
     # A question the embedder cannot read: its similarities say nothing, so ranks alone decide again.
     assert first(RetrievalOptions(dense_weight=0.0)) == "keywords"
+
+
+def test_the_similarity_does_not_crowd_a_section_out_with_its_documents_title(tmp_path):
+    # Five alike project sheets (bench/data/followups/docs): a section's text never names its project, the
+    # sheet's title passage does. Weighed too much (0.7), the similarity filled the sheet's three places
+    # with its title, ownership and summary, and the supplier section fell out of the first five.
+    docs = Path(__file__).resolve().parents[2] / "bench" / "data" / "followups" / "docs"
+    h = Hearth(HearthConfig(data_dir=tmp_path / "data", embed_threads=2))
+    h.ingest([docs])
+    hits = h.search("Who is the supplier for Project Kestrel?", k=5)
+    assert Path(hits[0].source).name == "project-kestrel.md"
+    assert any(Path(x.source).name == "project-kestrel.md" and "Supplier" in (x.heading or "") for x in hits), \
+        [(Path(x.source).name, x.heading) for x in hits]
