@@ -120,8 +120,7 @@ def reads(embedder: Embedder, text: str, tokens_per_word: float) -> bool:
 
 def fuse(dense: Sequence[Hit], lexical: Sequence[Hit], options: RetrievalOptions) -> list[str]:
     """Chunk ids ordered by weighted reciprocal-rank fusion of the two rankings."""
-    score = fuse_scores(dense, lexical, options)
-    return sorted(score, key=lambda cid: -score[cid])
+    return list(fuse_scores(dense, lexical, options))
 
 
 def fuse_scores(dense: Sequence[Hit], lexical: Sequence[Hit], options: RetrievalOptions) -> dict[str, float]:
