@@ -73,6 +73,17 @@ def missing_share(weights: Mapping[str, float], hits: Sequence[_Passage], questi
     return missing / total
 
 
+def says_nothing(reply: str, file_names: Sequence[str]) -> bool:
+    """Whether a reply holds no words but the passages' labels: "(notes.md, Travel)" and the like, each a
+    parenthesis naming one of `file_names` (citations already removed)."""
+    names = [n.casefold() for n in file_names if n]
+
+    def label(m: re.Match[str]) -> str:
+        return "" if any(n in m.group(0).casefold() for n in names) else m.group(0)
+
+    return not re.search(r"\w", re.sub(r"\([^()]*\)", label, reply))
+
+
 def evidence(unit_vecs: np.ndarray, q_vec: np.ndarray, missing: float) -> float:
     """How well the passages seem to answer: their best line's similarity to the question, less the share
     of the question's words they lack."""

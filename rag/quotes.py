@@ -19,11 +19,12 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rag.abstain import abstain_text, abstains, calibrated, evidence, missing_share
+from rag.abstain import abstain_text, abstains, calibrated, evidence, missing_share, says_nothing
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect, question_stems
 from rag.lexical import query_terms
@@ -286,7 +287,10 @@ def align(
         else:
             picks.append((text, None))
 
-    refusal = not clean or _REFUSAL.match(clean) is not None
+    # A reply of citations and the passages' labels alone ("[3] (backup.html, 9.10.2. Restoring …)") says
+    # nothing: the passages' lines stand in for it like for a refusal, but it is no sign they lack the answer.
+    silent = says_nothing(clean, [PurePath(h.source).name for h in hits])
+    refusal = silent or _REFUSAL.match(clean) is not None
     unsupported = not chosen
     # The evidence means something only where the embedder reads the question and every passage (an English
     # question over Russian memos found through a translation is far from them to an English-only model).
@@ -294,7 +298,8 @@ def align(
             and all(reads(embedder, h.text[:_READ_SAMPLE], RetrievalOptions.unread_tokens_per_word) for h in hits)):
         supported = sum(j is not None for _, j in picks) / len(picks) if picks else 0.0
         score = evidence(unit_vecs, q_vec, missing_share(rarity, hits, question))
-        if abstains(score, supported=supported, refusal=refusal):
+        # For a reply that says nothing, the evidence alone decides, as for one the aligner bore out.
+        if abstains(score, supported=1.0 if silent else supported, refusal=refusal and not silent):
             # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
             lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
             quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]

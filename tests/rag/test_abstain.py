@@ -118,3 +118,23 @@ def test_an_abstaining_support_survives_json(hearth):
     s = align("It is 1200.", q, hearth.search(q), embedder=hearth.embedder, rarity=hearth.store.rarity(q))
     assert s.abstained and Support.from_json(s.to_json()) == s
     assert not Support.from_json({"text": "x"}).abstained  # stored before there was abstaining
+
+
+def test_a_reply_of_labels_alone_says_nothing_either_way():
+    names = ["backup.html", "notes.md"]
+    assert abstain.says_nothing("(backup.html, 9.10.2. Restoring Machines without Backups)", names)
+    assert abstain.says_nothing("", names) and abstain.says_nothing("(notes.md, Travel)\n(backup.html)", names)
+    assert not abstain.says_nothing("(notes.md, Travel) The allowance is EUR 60.", names)
+    assert not abstain.says_nothing("(see the travel policy)", names)  # a parenthesis that is no label
+
+
+def test_a_reply_of_labels_alone_is_judged_by_the_evidence_only(hearth):
+    # The notes say where visitors sign in, with middling evidence (0.56): a reply that only echoes a label
+    # is no sign they do not, so the passages' lines stand in for it (fallback) instead of "not found".
+    q = "Where do visitors sign in?"
+    s = align("[1] (server-room.md, Server room)", q, hearth.search(q), embedder=hearth.embedder,
+              rarity=hearth.store.rarity(q))
+    assert not s.abstained and s.fallback and "reception" in s.text
+    # A reply the aligner cannot bear out, with the same evidence, is still withheld.
+    assert align("Visitors sign in at the front gate kiosk.", q, hearth.search(q), embedder=hearth.embedder,
+                 rarity=hearth.store.rarity(q)).abstained
