@@ -348,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--replay", type=Path, default=None, metavar="FILE", help="re-align the replies of a --details FILE"
     )
     parser.add_argument("--quotes", type=int, default=None, metavar="N",
-                        help="quotes shown per answer (default: the app's, rag.quotes.align), to compare aligner settings")
+                        help="quotes shown per answer (default: the app's), to compare aligner settings")
     parser.add_argument("--in-context", type=int, default=None, metavar="N",
                         help="question lines quoted with the sentences around them (default: the app's)")
     args = parser.parse_args(argv)

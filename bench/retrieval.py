@@ -163,13 +163,15 @@ def run(
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
     which: corpus.Corpus = corpus.ENGLISH,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Index the documents into data_dir and rank every question three ways; returns (summary, per-question)."""
+    """Index the documents into data_dir and rank every question each way of RANKINGS; returns (summary,
+    per-question)."""
     from rag.service import Hearth, HearthConfig
 
     hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads))
     report, chunks, ingest_s = index_corpus(hearth, documents, questions, log=log)
     modes = dict(RANKINGS)
-    configs = {name: replace(hearth.config, retrieval=replace(hearth.config.retrieval, mode=mode, **OPTIONS.get(name, {})))
+    base = hearth.config.retrieval
+    configs = {name: replace(hearth.config, retrieval=replace(base, mode=mode, **OPTIONS.get(name, {})))
                for name, mode in RANKINGS}
 
     def search(question: str, name: str) -> list:

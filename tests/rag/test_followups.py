@@ -105,8 +105,8 @@ def sheets(tmp_path):
 def hearth(tmp_path, sheets):
     # The hash embedder's similarities are bucket collisions ("19 December 2025" against "schedule end"): the
     # rankings alone decide, as they would between the sheets' alike sections with a real embedder.
-    h = Hearth(HearthConfig(data_dir=tmp_path / "data", min_score=0.0, retrieval=RetrievalOptions(similarity_weight=0.0)),
-               embedder=HashEmbedder(),
+    config = HearthConfig(data_dir=tmp_path / "data", min_score=0.0, retrieval=RetrievalOptions(similarity_weight=0.0))
+    h = Hearth(config, embedder=HashEmbedder(),
                chat_model=ScriptedModel("As the passages say [1]."))
     report = h.ingest([sheets / "projects", sheets / "policies"])
     assert report.added == 4 and not report.failed
