@@ -6,7 +6,8 @@ code of the server room is 1200."). Two things tell such a question from one the
 of which needs the model: how close the passages' best line comes to the question in meaning, and which of
 the question's rarer words no passage holds at all ("door", "code"). `evidence` combines them; the rule
 (`abstains`) also looks at the reply: one the aligner cannot bear out, or a refusal, gives way over a wider
-band of evidence than one it can.
+band of evidence than one it can; and one whose answer the model took from a line far from the question
+(`OFF_QUESTION_BELOW`) gives way whatever the evidence.
 
 The weights and bounds were chosen on the tuning half of bench/data/eval_*.json (30 answerable and 20
 unanswerable questions, the default models; see README "Not found is an answer") and are reported on the
@@ -29,9 +30,10 @@ from rag.language import DEFAULT as DEFAULT_LANGUAGE
 MISSING_WEIGHT = 0.1  # evidence lost when none of the question's words are in the passages (rarity-weighted)
 ABSTAIN_BELOW = 0.54  # evidence under which Hearth says "not found" whatever the reply
 ABSTAIN_UNSUPPORTED_BELOW = 0.64  # ...and under which it does so when the reply is not borne out
+OFF_QUESTION_BELOW = 0.12  # similarity to the question under which the line a reply's answer comes from is off it
 SUPPORTED_SHARE = 0.5  # a reply is borne out when at least this share of its sentences is
 _HOW = re.compile(r"\bhow\s+(much|many|often|long|far|old|big|large|soon)\b", re.IGNORECASE)
-_PREFIX = 6  # letters a question word and a passage word share to count as the same word (word forms)
+WORD_PREFIX = 6  # letters a question word and a passage word share to count as the same word (word forms)
 
 _TEXT = {
     "en": "The documents do not seem to answer this question. The closest passages are quoted below.",
@@ -69,7 +71,7 @@ def missing_share(weights: Mapping[str, float], hits: Sequence[_Passage], questi
         return 0.0
     text = " ".join(h.text for h in hits).casefold()
     missing = sum(w for word, w in weights.items()
-                  if not re.search(r"(?<!\w)" + re.escape(word.casefold()[:_PREFIX]), text))
+                  if not re.search(r"(?<!\w)" + re.escape(word.casefold()[:WORD_PREFIX]), text))
     return missing / total
 
 
@@ -91,10 +93,17 @@ def evidence(unit_vecs: np.ndarray, q_vec: np.ndarray, missing: float) -> float:
     return best - MISSING_WEIGHT * missing
 
 
-def abstains(evidence_score: float, *, supported: float, refusal: bool) -> bool:
+def abstains(evidence_score: float, *, supported: float, refusal: bool, answer_line: float | None = None) -> bool:
     """Whether to say the documents do not seem to answer, given the evidence, the share of the reply's
-    sentences the aligner bore out, and whether the reply was a refusal."""
+    sentences the aligner bore out, whether the reply was a refusal, and how close to the question the
+    passage line is that the reply takes its answer from (None when it takes none).
+
+    A reply whose answer comes from a line about something else ("The name of the program Falcot's
+    accounting department uses is firefox-esr." from "Depends: firefox-esr | www-browser") is the model
+    filling the gap with whatever the passages held, however close other lines come to the question."""
     if evidence_score < ABSTAIN_BELOW:
+        return True
+    if answer_line is not None and answer_line < OFF_QUESTION_BELOW:
         return True
     weak_reply = refusal or supported < SUPPORTED_SHARE
     return weak_reply and evidence_score < ABSTAIN_UNSUPPORTED_BELOW

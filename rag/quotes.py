@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rag.abstain import abstain_text, abstains, calibrated, evidence, missing_share, says_nothing
+from rag.abstain import WORD_PREFIX, abstain_text, abstains, calibrated, evidence, missing_share, says_nothing
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect, question_stems
 from rag.lexical import query_terms
@@ -224,6 +224,25 @@ def _overlap(claim: set[str], unit: set[str]) -> float:
     return sum(w for t, w in weight.items() if t in unit) / sum(weight.values())
 
 
+_FRAME = frozenset(
+    "according based information provided passage passages document documents text context states stated "
+    "mentioned say says given".split()
+)  # words a reply frames its answer with
+
+
+def _answer_lines(sentences: Sequence[str], question: str, unit_terms: Sequence[set[str]], language: str) -> list[int]:
+    """The unit each reply sentence takes its new words from: the words the question does not already hold
+    (nor the reply's framing, "according to the passage"). A sentence that only restates the question has none."""
+    asked = {t[:WORD_PREFIX] for t in _terms(question, language)}
+    out = []
+    for text in sentences:
+        new = [t for t in _terms(text, language) if t not in _FRAME and t[:WORD_PREFIX] not in asked]
+        held = [sum(t in terms for t in new) for terms in unit_terms]
+        if new and max(held, default=0):
+            out.append(int(np.argmax(held)))
+    return out
+
+
 def align(
     answer: str,
     question: str,
@@ -299,7 +318,11 @@ def align(
         supported = sum(j is not None for _, j in picks) / len(picks) if picks else 0.0
         score = evidence(unit_vecs, q_vec, missing_share(rarity, hits, question))
         # For a reply that says nothing, the evidence alone decides, as for one the aligner bore out.
-        if abstains(score, supported=1.0 if silent else supported, refusal=refusal and not silent):
+        # The line the reply takes its answer from, when the reply says something: how close it is to the question.
+        lines_used = [] if silent else _answer_lines(sentences, question, unit_terms, language)
+        answer_line = max((float(unit_vecs[j] @ q_vec) for j in lines_used), default=None)
+        if abstains(score, supported=1.0 if silent else supported, refusal=refusal and not silent,
+                    answer_line=answer_line):
             # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
             lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
             quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]

@@ -103,6 +103,10 @@ def test_the_rule_and_the_missing_words():
     assert abstain.abstains(0.60, supported=1.0, refusal=True)
     assert not abstain.abstains(0.60, supported=1.0, refusal=False)
     assert not abstain.abstains(0.70, supported=0.0, refusal=False)  # strong evidence: quotes stand in instead
+    # The reply's answer comes from a line about something else: not found, however strong the evidence.
+    assert abstain.abstains(0.80, supported=1.0, refusal=False, answer_line=0.05)
+    assert not abstain.abstains(0.80, supported=1.0, refusal=False, answer_line=0.40)
+    assert not abstain.abstains(0.80, supported=1.0, refusal=False, answer_line=None)  # it takes none
     hits = [Hit("a.md", None, None, 0.5, "Printers are serviced on Mondays.", 0, 30, "a#0")]
     assert abstain.missing_share({"printer": 1.0, "code": 3.0}, hits) == pytest.approx(0.75)  # word forms match
     assert abstain.missing_share({}, hits) == 0.0
@@ -111,6 +115,33 @@ def test_the_rule_and_the_missing_words():
     assert abstain.missing_share(weights, hits) == pytest.approx(0.75)
     assert abstain.missing_share(weights, hits, "How many printer codes are there?") == pytest.approx(0.5)
     assert abstain.evidence(np.zeros((0, 4)), np.ones(4), 0.0) == 0.0
+
+
+def test_a_reply_whose_answer_comes_from_a_line_about_something_else_is_not_found(tmp_path):
+    # The passages say when the accounting staff close the books (evidence 0.63) but name no program; the
+    # reply restates the question and takes "firefox-esr" from a package's dependency line (0.07 to the
+    # question). The aligner bears it out (its words are there), so only where the answer came from tells.
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "accounting.md").write_text(
+        "# Accounting\n\nThe accounting department sits on the third floor. Its staff close the books on the "
+        "fifth working day of each month. Invoices go to the accounting department by e-mail.\n", encoding="utf-8")
+    (notes / "browser.md").write_text(
+        "# Browser package\n\nThe package control file lists its dependencies.\n\n"
+        "Depends: firefox-esr (>= 115), libc6 (>= 2.36)\n", encoding="utf-8")
+    h = Hearth(HearthConfig(data_dir=tmp_path / "data", embed_threads=2))
+    assert h.ingest([notes]).added == 2
+
+    def align_reply(question: str, reply: str) -> Support:
+        return align(reply, question, h.search(question), embedder=h.embedder, rarity=h.store.rarity(question))
+
+    q = "Which program do the accounting staff use to close the books?"
+    guess = align_reply(q, "The accounting staff close the books with firefox-esr.")
+    assert guess.abstained and "fifth working day" in " ".join(x.text for x in guess.quotes)
+    assert align_reply(q, "They use firefox-esr.").abstained
+    # The same passages and a reply whose answer comes from the line the question is about: kept.
+    kept = align_reply("When do the accounting staff close the books?", "On the fifth working day of each month.")
+    assert not kept.abstained and kept.sentences[0].citation == 1
 
 
 def test_an_abstaining_support_survives_json(hearth):
