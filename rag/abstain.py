@@ -6,8 +6,9 @@ code of the server room is 1200."). Two things tell such a question from one the
 of which needs the model: how close the passages' best line comes to the question in meaning, and which of
 the question's rarer words no passage holds at all ("door", "code"). `evidence` combines them; the rule
 (`abstains`) also looks at the reply: one the aligner cannot bear out, or a refusal, gives way over a wider
-band of evidence than one it can; and one whose answer the model took from a line far from the question
-(`OFF_QUESTION_BELOW`) gives way whatever the evidence.
+band of evidence than one it can; one whose answer the model took from a line far from the question
+(`OFF_QUESTION_BELOW`) gives way whatever the evidence, and one borne out from a line close to it
+(`ON_QUESTION`) stands on less evidence than another.
 
 The weights and bounds were chosen on the tuning half of bench/data/eval_*.json (30 answerable and 20
 unanswerable questions, the default models; see README "Not found is an answer") and are reported on the
@@ -28,9 +29,10 @@ import numpy as np
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 
 MISSING_WEIGHT = 0.1  # evidence lost when none of the question's words are in the passages (rarity-weighted)
-ABSTAIN_BELOW = 0.54  # evidence under which Hearth says "not found" whatever the reply
+ABSTAIN_BELOW = 0.54  # evidence under which Hearth says "not found" (see ON_QUESTION for the one exception)
 ABSTAIN_UNSUPPORTED_BELOW = 0.64  # ...and under which it does so when the reply is not borne out
 OFF_QUESTION_BELOW = 0.12  # similarity to the question under which the line a reply's answer comes from is off it
+ON_QUESTION = 0.53  # ...and from which it is on it: a reply borne out from such a line is kept under ABSTAIN_BELOW
 SUPPORTED_SHARE = 0.5  # a reply is borne out when at least this share of its sentences is
 _HOW = re.compile(r"\bhow\s+(much|many|often|long|far|old|big|large|soon)\b", re.IGNORECASE)
 WORD_PREFIX = 6  # letters a question word and a passage word share to count as the same word (word forms)
@@ -101,11 +103,11 @@ def abstains(evidence_score: float, *, supported: float, refusal: bool, answer_l
     A reply whose answer comes from a line about something else ("The name of the program Falcot's
     accounting department uses is firefox-esr." from "Depends: firefox-esr | www-browser") is the model
     filling the gap with whatever the passages held, however close other lines come to the question."""
-    if evidence_score < ABSTAIN_BELOW:
-        return True
     if answer_line is not None and answer_line < OFF_QUESTION_BELOW:
         return True
     weak_reply = refusal or supported < SUPPORTED_SHARE
+    if evidence_score < ABSTAIN_BELOW:  # too little evidence, but for a reply borne out by a line on the question
+        return weak_reply or answer_line is None or answer_line < ON_QUESTION
     return weak_reply and evidence_score < ABSTAIN_UNSUPPORTED_BELOW
 
 

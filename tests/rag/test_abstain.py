@@ -67,6 +67,14 @@ def test_a_reply_the_notes_bear_out_is_the_answer(hearth, question, reply, fact)
     assert out["abstained"] is False and fact in out["answer"] and "[1]" in out["answer"]
 
 
+def test_a_reply_borne_out_by_the_line_the_question_is_about_is_kept_on_thin_evidence(hearth):
+    # "long trip" and "seat" are in no note, so the evidence is just under 0.54 (0.535); the reply's answer
+    # comes from the line about flights (0.60 to the question), so it is the answer, not a guess.
+    out = _ask(hearth, "Which seat class may I book on a long trip?", "Economy class for flights under six hours.")
+    assert out["abstained"] is False and out["answer"].startswith("Economy class")
+    assert out["sentences"][0]["citation"] is not None
+
+
 def test_a_refusal_about_what_the_notes_do_say_shows_their_words(hearth):
     out = _ask(hearth, "How many days of annual leave does an employee get?", "I don't know.")
     assert out["abstained"] is False and out["fallback"] is True and "28 days" in out["answer"]
@@ -107,6 +115,11 @@ def test_the_rule_and_the_missing_words():
     assert abstain.abstains(0.80, supported=1.0, refusal=False, answer_line=0.05)
     assert not abstain.abstains(0.80, supported=1.0, refusal=False, answer_line=0.40)
     assert not abstain.abstains(0.80, supported=1.0, refusal=False, answer_line=None)  # it takes none
+    # Under 0.54, a reply borne out from a line close to the question itself is kept; no other is.
+    assert not abstain.abstains(0.50, supported=1.0, refusal=False, answer_line=0.60)
+    assert abstain.abstains(0.50, supported=1.0, refusal=False, answer_line=0.45)
+    assert abstain.abstains(0.50, supported=0.0, refusal=False, answer_line=0.60)
+    assert abstain.abstains(0.50, supported=1.0, refusal=True, answer_line=0.60)
     hits = [Hit("a.md", None, None, 0.5, "Printers are serviced on Mondays.", 0, 30, "a#0")]
     assert abstain.missing_share({"printer": 1.0, "code": 3.0}, hits) == pytest.approx(0.75)  # word forms match
     assert abstain.missing_share({}, hits) == 0.0
