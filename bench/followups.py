@@ -12,7 +12,7 @@ Three ways of searching the last turn, in one run on one index (the real default
   raw      the question as typed;
   join     the previous question joined to a short follow-up (what Hearth did before: retrieval.contextualize);
   hearth   Hearth's standalone query (Hearth.standalone, rag/followups.py) from the earlier turns, each
-           searched the same way.
+           searched the same way, as `ask` searches (Hearth.search(lines=True) for a question not rewritten).
 Earlier turns are searched, not answered: the documents an earlier turn drew on are those of its top
 passages. `--answer` also asks the chat model the last turn (Hearth's way) and reports how often the reply
 or a shown quote carries the answer (minutes per conversation on a CPU).
@@ -56,7 +56,8 @@ def query_for(strategy: str, hearth: Any, turns: list[str], *, k: int) -> str:
     for q in turns[:-1]:
         searched = hearth.standalone(q, earlier, workspace=WORKSPACE)
         subject = hearth.subject_document(q, searched, workspace=WORKSPACE)
-        hits = hearth.search(searched, k=k, workspace=WORKSPACE, scope=[subject] if subject else ())
+        hits = hearth.search(searched, k=k, workspace=WORKSPACE, scope=[subject] if subject else (),
+                             lines=searched == " ".join(q.split()))
         earlier.append(Earlier(q, searched, tuple(dict.fromkeys(h.source for h in hits))))
     return hearth.standalone(question, earlier, workspace=WORKSPACE)
 
@@ -87,7 +88,9 @@ def run(conversations: list[dict[str, Any]], *, k: int, threads: int, answer: bo
                 query = query_for(strategy, hearth, turns, k=k)
                 # Hearth asks a follow-up about a document's subject of that document (Hearth.subject_document).
                 subject = hearth.subject_document(turns[-1], query, workspace=WORKSPACE) if strategy == "hearth" else None
-                hits = hearth.search(query, k=k, workspace=WORKSPACE, scope=[subject] if subject else ())
+                as_asked = strategy == "hearth" and query == " ".join(turns[-1].split())  # as `ask` searches
+                hits = hearth.search(query, k=k, workspace=WORKSPACE, scope=[subject] if subject else (),
+                                     lines=as_asked)
                 row[strategy] = judge(hits, conv["gold"]) | {"query": query}
             if answer:
                 row["answer"] = _answer(hearth, turns, conv["gold"], k=k)

@@ -5,10 +5,12 @@
 
 Builds a workspace in a fresh temporary data folder (or in DIR with --reuse, kept and reused: unchanged
 documents are not indexed again), ingests the corpus of bench/corpus.py with the real default embedder,
-then asks every question of bench/data/retrieval_questions.json four times through `Hearth.search`:
+then asks every question of bench/data/retrieval_questions.json five times through `Hearth.search`:
 mode "lexical" (reported as bm25), "dense", and "hybrid" without and with each passage's similarity added
-to its fused score (reported as ranks and hearth; ranks is hearth's baseline). --eval asks that half of
-the evaluation's answerable questions instead, over the corpus with the Debian FAQ (bench.corpus.EVAL).
+to its fused score (reported as ranks and hearth; ranks is hearth's baseline), and as `ask` searches, the
+first ten passages' best lines weighed too (`lines=True`, reported as ask; hearth is its baseline). --eval
+asks that half of the evaluation's answerable questions instead, over the corpus with the Debian FAQ
+(bench.corpus.EVAL).
 
 A returned passage is a hit for a question when all of these hold:
   - its source path ends with the gold file (whole path components: "a/b.html" never matches "xa/b.html");
@@ -41,10 +43,11 @@ QUESTIONS_FILE = Path(__file__).resolve().parent / "data" / "retrieval_questions
 WORKSPACE = "bench"
 # Report name -> the `mode` passed to Hearth.search.
 RANKINGS: tuple[tuple[str, str], ...] = (
-    ("bm25", "lexical"), ("dense", "dense"), ("ranks", "hybrid"), ("hearth", "hybrid"),
+    ("bm25", "lexical"), ("dense", "dense"), ("ranks", "hybrid"), ("hearth", "hybrid"), ("ask", "hybrid"),
 )
 # "ranks" is the fusion before each passage's similarity was added to its fused score: the baseline of "hearth".
 OPTIONS: dict[str, dict[str, Any]] = {"ranks": {"similarity_weight": 0.0}}
+LINES = {"ask"}  # searched as `ask` searches (Hearth.search(lines=True))
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,7 @@ def run(
 
     def search(question: str, name: str) -> list:
         hearth.config = configs[name]
-        return hearth.search(question, k=k, workspace=WORKSPACE)
+        return hearth.search(question, k=k, workspace=WORKSPACE, lines=name in LINES)
 
     # One query per ranking first, timed apart: it loads the embedder and any lazily built index.
     t0 = time.perf_counter()

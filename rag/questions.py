@@ -67,15 +67,17 @@ class Questions:
     _repairing: Callable[[Callable[[], Any]], Any]
 
     def search(self, query: str, *, k: int = 5, workspace: str = DEFAULT_WORKSPACE, mode: str | None = None,
-               scope: Sequence[Path | str] = ()) -> list[Hit]:
+               scope: Sequence[Path | str] = (), lines: bool = False) -> list[Hit]:
         """The k passages most similar to a query, best first, from fully indexed documents only — and only
-        those under `scope` (indexed files or folders) when it names any."""
+        those under `scope` (indexed files or folders) when it names any. With `lines`, as `ask` searches:
+        passages whose best line is closest to the query move up (slower; rag.retrieval.RetrievalOptions)."""
         workspace = check_workspace(workspace)
         if not query.strip():
             raise UsageError("The question is empty.")
         if not 1 <= k <= 100:
             raise UsageError(f"k must be between 1 and 100, not {k}.")
-        return self._repairing(lambda: self._search(query, k=k, workspace=workspace, mode=mode, scope=scope))
+        return self._repairing(lambda: self._search(query, k=k, workspace=workspace, mode=mode, scope=scope,
+                                                    lines=lines))
 
     def in_scope(self, scope: Sequence[Path | str], *, workspace: str = DEFAULT_WORKSPACE) -> set[str]:
         """The indexed documents that `scope`'s files and folders name; UsageError for one that names none."""
@@ -91,7 +93,7 @@ class Questions:
         return chosen
 
     def _search(self, query: str, *, k: int, workspace: str, mode: str | None,
-                scope: Sequence[Path | str] = ()) -> list[Hit]:
+                scope: Sequence[Path | str] = (), lines: bool = False) -> list[Hit]:
         done = self._done_sources(workspace)
         if not done:
             return []
@@ -104,7 +106,7 @@ class Questions:
         # Only chunks of documents whose indexing finished (and are in scope) count.
         return retrieve(
             query, workspace=workspace, embedder=embedder, store=self.store, done=done, k=k, options=options,
-            reranker=self.reranker if options.mode == "hybrid" else None,
+            reranker=self.reranker if options.mode == "hybrid" else None, lines=lines,
         )
 
     def searched_for(self, question: str, *, history: Sequence[str] = (), conversation: int | None = None,
@@ -193,8 +195,11 @@ class Questions:
         if computed is not None:
             return self._table_reply(question, query, computed, conv, on_token=on_token, t0=t0)
         # A question about documents in another language is searched in theirs too (rag/crosslingual.py).
+        # Passages' best lines weigh for a question searched as asked; not for a follow-up made standalone,
+        # whose subject's name, joined on, would favour the lines that name it over the section that answers.
+        lines = query == " ".join(question.split())
         found = search_across_languages(
-            query, search=lambda q: [h for h in self.search(q, k=k, workspace=workspace, scope=scope)
+            query, search=lambda q: [h for h in self.search(q, k=k, workspace=workspace, scope=scope, lines=lines)
                                      if h.score >= self.config.min_score],
             passages=lambda: self.store.languages(workspace) if self.config.translate_queries else {},
             model=lambda: self.chat_model, k=k, cancel=cancel)

@@ -27,16 +27,14 @@ import numpy as np
 from rag.abstain import WORD_PREFIX, abstain_text, abstains, calibrated, evidence, missing_share, says_nothing
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect, question_stems
+from rag.lines import names_heading, split_units
 from rag.lexical import query_terms
-from rag.loaders import HEADING_SEPARATOR
 from rag.retrieval import RetrievalOptions, reads
 from rag.store import Hit
 
 if TYPE_CHECKING:
     from inference.embedder import Embedder
 
-# A unit ends at sentence punctuation followed by space, or at a line break (rows, list items, headings).
-_UNIT = re.compile(r"[^\n]+?(?:[.!?…](?=\s)|(?=\n)|$)", re.S)
 _CITE = re.compile(r"\s*\[(\d{1,2})\]")
 _REFUSAL = re.compile(
     r"^\s*(i (do not|don't) know|i'm not sure|i cannot (find|answer)|the (documents|passages) do not (say|contain|mention)"
@@ -130,27 +128,6 @@ class _Unit:
     end: int
 
 
-_MARKER = re.compile(r"(?:[-*•]|\d{1,3}[.)])\s+")
-_NUMBERING = re.compile(r"(?:\d{1,3}\.){2,}")  # "1.2.2." before a section title, read as a sentence of its own
-
-
-def split_units(text: str) -> list[tuple[int, int]]:
-    """Sentence, row and line spans of a text (start, end), whitespace and list markers trimmed."""
-    spans = []
-    for m in _UNIT.finditer(text):
-        s, e = m.start(), m.end()
-        while s < e and text[s].isspace():
-            s += 1
-        marker = _MARKER.match(text, s, e)
-        if marker:
-            s = marker.end()
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        if e > s and not _NUMBERING.fullmatch(text, s, e):
-            spans.append((s, e))
-    return spans
-
-
 def _terms(text: str, language: str = DEFAULT_LANGUAGE) -> set[str]:
     # A question in another language has its words compared by their Snowball stems (its word forms vary
     # more than English's); an English one exactly as before.
@@ -206,7 +183,7 @@ def _passage_units(hit: Hit) -> list[tuple[int, int]]:
             e = spans[i + 1][1]
             i += 1
         if out and _PRONOUN.match(text, s) and e - out[-1][0] <= _CONTEXT_SPAN and (
-            "\n" not in text[out[-1][1] : s] or _names_heading(text[out[-1][0] : out[-1][1]], hit)
+            "\n" not in text[out[-1][1] : s] or names_heading(text[out[-1][0] : out[-1][1]], hit.heading)
         ):
             # "It was the first…" needs the sentence before it to say what "it" is; "This document defines…"
             # opening a section needs the section's title.
@@ -375,19 +352,9 @@ def align(
 
 def _is_heading(unit: _Unit, hits: Sequence[Hit]) -> bool:
     """Whether a unit is just one of its passage's headings ("5. Meals and daily allowance")."""
-    return _names_heading(unit.text, hits[unit.passage - 1])
+    return names_heading(unit.text, hits[unit.passage - 1].heading)
 
 
-def _names_heading(text: str, hit: Hit) -> bool:
-    """Whether a text is one of the passage's headings, its numbering aside."""
-    if not hit.heading:
-        return False
-    words = _words_of(text)
-    return any(words == _words_of(part) for part in hit.heading.split(HEADING_SEPARATOR))
-
-
-def _words_of(text: str) -> list[str]:
-    return [w for w in re.findall(r"\w+", text.lower()) if not w.isdigit()]
 
 
 def _duplicates(a: _Unit, b: _Unit, hits: Sequence[Hit]) -> bool:

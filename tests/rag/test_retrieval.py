@@ -1,15 +1,16 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from inference.errors import UsageError
 from rag.lexical import LexicalIndex, LexicalRow, query_terms
-from rag.retrieval import RetrievalOptions, _diversify, contextualize, fuse, retrieve
+from rag.retrieval import RetrievalOptions, _diversify, best_lines, contextualize, fuse, retrieve
 from rag.service import Hearth, HearthConfig
 from rag.store import Hit
-from tests.fakes import HashEmbedder
+from tests.fakes import HashEmbedder, ScriptedModel
 
 
 def hit(cid: str, source: str = "/a", page: int | None = None, score: float = 0.5) -> Hit:
@@ -162,3 +163,79 @@ def test_the_similarity_does_not_crowd_a_section_out_with_its_documents_title(tm
     assert Path(hits[0].source).name == "project-kestrel.md"
     assert any(Path(x.source).name == "project-kestrel.md" and "Supplier" in (x.heading or "") for x in hits), \
         [(Path(x.source).name, x.heading) for x in hits]
+
+
+HOLIDAY_NOTES = {
+    # The handbook's one line on carrying holiday over sits among lines on other things; the calendar is all
+    # about holidays and next year, and answers nothing about carrying days over.
+    "handbook.md": "# Staff handbook\n\n## Working here\n\nOur office opens at 8:00 and closes at 18:00 on weekdays. "
+                   "Staff badges are issued by reception on the first day. The kitchen is cleaned every evening; "
+                   "please leave it tidy. Bicycles go in the yard behind the building, never in the corridors. "
+                   "Unused holiday days may be carried over until the end of March of the following year. Parking "
+                   "spaces are shared and cannot be reserved. The printer on the second floor prints in colour.\n",
+    "calendar.md": "# Holiday calendar\n\n## Next year\n\nThe holiday calendar for next year is published every "
+                   "December. The office is closed on public holidays and between Christmas and New Year. Holidays "
+                   "are planned with your team so that someone is always in. Holiday requests for the summer are "
+                   "collected in April.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def holiday_hearth(tmp_path_factory) -> Hearth:
+    root = tmp_path_factory.mktemp("lines")
+    (root / "notes").mkdir()
+    for name, text in HOLIDAY_NOTES.items():
+        (root / "notes" / name).write_text(text, encoding="utf-8")
+    h = Hearth(HearthConfig(data_dir=root / "data", embed_threads=2))
+    assert h.ingest([root / "notes"]).added == 2
+    return h
+
+
+def test_the_passage_whose_one_line_answers_comes_first_when_lines_weigh(holiday_hearth):
+    q = "Can unused holiday be carried over into next year?"
+    plain = holiday_hearth.search(q, k=2)
+    assert [Path(h.source).name for h in plain] == ["calendar.md", "handbook.md"]  # the whole passage's vector
+    assert plain[0].score > plain[1].score + 0.1
+    # Its best line ("Unused holiday days may be carried over …") lifts the handbook; scores stay similarities.
+    lined = holiday_hearth.search(q, k=2, lines=True)
+    assert [Path(h.source).name for h in lined] == ["handbook.md", "calendar.md"]
+    assert {h.chunk_id: h.score for h in lined} == {h.chunk_id: h.score for h in plain}
+    # Off, the option changes nothing.
+    off = replace(holiday_hearth.config, retrieval=RetrievalOptions(line_weight=0.0))
+    holiday_hearth.config, saved = off, holiday_hearth.config
+    try:
+        assert [h.chunk_id for h in holiday_hearth.search(q, k=2, lines=True)] == [h.chunk_id for h in plain]
+    finally:
+        holiday_hearth.config = saved
+
+
+def test_ask_weighs_lines_for_a_question_as_asked_but_not_for_a_follow_up_made_standalone(holiday_hearth,
+                                                                                           monkeypatch):
+    seen: list[tuple[str, bool]] = []
+    search = holiday_hearth.search
+
+    def spy(query, **kw):
+        seen.append((query, kw.get("lines", False)))
+        return search(query, **kw)
+
+    monkeypatch.setattr(holiday_hearth, "search", spy)
+    monkeypatch.setattr(holiday_hearth, "_chat_model", ScriptedModel("Until the end of March."))
+    holiday_hearth.ask("Can unused holiday be carried over into next year?")
+    assert seen == [("Can unused holiday be carried over into next year?", True)]
+    seen.clear()
+    follow_up = "Until when can I do that?"
+    answer = holiday_hearth.ask(follow_up, history=["Can unused holiday be carried over into next year?"])
+    assert answer.searched_for.endswith(follow_up) and answer.searched_for != follow_up  # made standalone
+    assert seen and not any(lines for _, lines in seen)
+
+
+def test_a_line_that_only_repeats_a_heading_is_not_a_passages_best_line():
+    emb = HashEmbedder()
+    q = emb.embed(["Project Heron sheet"])[0]
+    text = "Project Heron sheet\nThe sheet is kept by the office team."
+    sheet = Hit("/p.md", None, "Project Heron sheet", 0.3, text, 0, 40, "a")
+    plain = Hit("/q.md", None, None, 0.3, text, 0, 40, "b")
+    best = best_lines(q, [sheet, plain], emb)
+    assert best["b"] == pytest.approx(1.0, abs=1e-5)  # the same line, no heading: it is the best line
+    assert best["a"] < 0.5
+    assert best_lines(q, [Hit("/r.md", None, None, 0.42, "Two words", 0, 9, "c")], emb) == {"c": 0.42}  # no line
