@@ -29,8 +29,8 @@ import numpy as np
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 
 MISSING_WEIGHT = 0.1  # evidence lost when none of the question's words are in the passages (rarity-weighted)
-ABSTAIN_BELOW = 0.54  # evidence under which Hearth says "not found" (see ON_QUESTION for the one exception)
-ABSTAIN_UNSUPPORTED_BELOW = 0.64  # ...and under which it does so when the reply is not borne out
+ABSTAIN_BELOW = 0.53  # evidence under which Hearth says "not found" (see ON_QUESTION for the one exception)
+ABSTAIN_UNSUPPORTED_BELOW = 0.67  # ...and under which it does so when the reply is not borne out
 OFF_QUESTION_BELOW = 0.12  # similarity to the question under which the line a reply's answer comes from is off it
 ON_QUESTION = 0.53  # ...and from which it is on it: a reply borne out from such a line is kept under ABSTAIN_BELOW
 SUPPORTED_SHARE = 0.5  # a reply is borne out when at least this share of its sentences is

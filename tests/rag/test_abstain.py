@@ -68,9 +68,9 @@ def test_a_reply_the_notes_bear_out_is_the_answer(hearth, question, reply, fact)
 
 
 def test_a_reply_borne_out_by_the_line_the_question_is_about_is_kept_on_thin_evidence(hearth):
-    # "long trip" and "seat" are in no note, so the evidence is just under 0.54 (0.535); the reply's answer
-    # comes from the line about flights (0.60 to the question), so it is the answer, not a guess.
-    out = _ask(hearth, "Which seat class may I book on a long trip?", "Economy class for flights under six hours.")
+    # "seat" and "journey" are in no note, so the evidence is under 0.53 (0.51); the reply's answer comes
+    # from the line about flights (0.58 to the question), so it is the answer, not a guess.
+    out = _ask(hearth, "Which seat class may I book for a long journey?", "Economy class for flights under six hours.")
     assert out["abstained"] is False and out["answer"].startswith("Economy class")
     assert out["sentences"][0]["citation"] is not None
 
@@ -115,7 +115,7 @@ def test_the_rule_and_the_missing_words():
     assert abstain.abstains(0.80, supported=1.0, refusal=False, answer_line=0.05)
     assert not abstain.abstains(0.80, supported=1.0, refusal=False, answer_line=0.40)
     assert not abstain.abstains(0.80, supported=1.0, refusal=False, answer_line=None)  # it takes none
-    # Under 0.54, a reply borne out from a line close to the question itself is kept; no other is.
+    # Under 0.53, a reply borne out from a line close to the question itself is kept; no other is.
     assert not abstain.abstains(0.50, supported=1.0, refusal=False, answer_line=0.60)
     assert abstain.abstains(0.50, supported=1.0, refusal=False, answer_line=0.45)
     assert abstain.abstains(0.50, supported=0.0, refusal=False, answer_line=0.60)
