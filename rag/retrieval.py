@@ -37,7 +37,7 @@ class RetrievalOptions:
     similarity_weight: float = 0.2  # the most that costs no follow-up (README "The first passage")
     # With `lines` (the passages a model answers from), the best line of each of the first `line_candidates`
     # passages, its similarity to the question times this, is added too: a passage's vector blurs the one
-    # sentence that answers among the others it holds. It embeds some 70 lines a question (0.5 s on 2 cores),
+    # sentence that answers among the others it holds. It embeds some 70 lines a question (0.7 s on 2 cores),
     # so a plain search, held to 100 ms, does without.
     line_weight: float = 0.5  # chosen on bench/retrieval.py's dev set and the evaluation's tuning half
     line_candidates: int = 10
@@ -127,15 +127,16 @@ def retrieve(
 
 def best_lines(query_vector: np.ndarray, hits: Sequence[Hit], embedder: Embedder) -> dict[str, float]:
     """Each hit's best similarity to the query among its lines of three words or more (one batch for all);
-    a hit without such a line keeps its own similarity. A line that only repeats a heading is no answer: a
-    question naming a document would find the document's title line first, and crowd its sections out."""
+    a hit without such a line keeps its own similarity. A line is read under its passage's heading path, as
+    the passage is embedded (a project sheet's "The approved budget is …" says whose budget only there); a
+    line that only repeats a heading is no answer: a question naming a document would find its title first."""
     owners: list[str] = []
     texts: list[str] = []
     for h in hits:
         for s, e in split_units(h.text):
             if len(_WORD.findall(h.text, s, e)) >= 3 and not names_heading(h.text[s:e], h.heading):
                 owners.append(h.chunk_id)
-                texts.append(h.text[s:e])
+                texts.append(f"{h.heading}\n{h.text[s:e]}" if h.heading else h.text[s:e])
     best = {h.chunk_id: h.score for h in hits}
     if texts:
         seen: set[str] = set()
