@@ -378,6 +378,7 @@ class _QueryEmbedder:
 
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
+        self.passages = embedder  # the passage side, for what retrieval embeds of passages (their lines)
         self.name, self.dim, self.max_tokens = embedder.name, embedder.dim, embedder.max_tokens
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -355,8 +355,6 @@ def _is_heading(unit: _Unit, hits: Sequence[Hit]) -> bool:
     return names_heading(unit.text, hits[unit.passage - 1].heading)
 
 
-
-
 def _duplicates(a: _Unit, b: _Unit, hits: Sequence[Hit]) -> bool:
     """The same words, or overlapping places in one document."""
     if " ".join(a.text.split()) == " ".join(b.text.split()):

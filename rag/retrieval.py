@@ -117,9 +117,9 @@ def retrieve(
     hits = [by_id[cid] for cid in sorted(score, key=lambda cid: -score[cid])]
     if lines and blend and options.line_weight:
         head, tail = hits[: options.line_candidates], hits[options.line_candidates :]
-        lines = best_lines(vector, head, embedder)
+        best = best_lines(vector, head, getattr(embedder, "passages", embedder))  # lines are passages' words
         weight = options.line_weight * options.dense_weight
-        hits = sorted(head, key=lambda h: -(score[h.chunk_id] + weight * lines[h.chunk_id])) + tail
+        hits = sorted(head, key=lambda h: -(score[h.chunk_id] + weight * best[h.chunk_id])) + tail
     if reranker is not None:
         hits = reranker.rerank(query, hits)
     return _diversify(hits, k, options)
