@@ -30,7 +30,7 @@ from typing import Any
 
 from bench.conditions import machine
 from bench.quotes import contains_answer
-from rag.followups import Earlier
+from rag.followups import Earlier, rewritten
 from rag.retrieval import contextualize
 
 DATA = Path(__file__).resolve().parent / "data" / "followups"
@@ -57,7 +57,7 @@ def query_for(strategy: str, hearth: Any, turns: list[str], *, k: int) -> str:
         searched = hearth.standalone(q, earlier, workspace=WORKSPACE)
         subject = hearth.subject_document(q, searched, workspace=WORKSPACE)
         hits = hearth.search(searched, k=k, workspace=WORKSPACE, scope=[subject] if subject else (),
-                             lines=searched == " ".join(q.split()))
+                             lines=not rewritten(q, searched))
         earlier.append(Earlier(q, searched, tuple(dict.fromkeys(h.source for h in hits))))
     return hearth.standalone(question, earlier, workspace=WORKSPACE)
 
@@ -88,7 +88,7 @@ def run(conversations: list[dict[str, Any]], *, k: int, threads: int, answer: bo
                 query = query_for(strategy, hearth, turns, k=k)
                 # Hearth asks a follow-up about a document's subject of that document (Hearth.subject_document).
                 subject = hearth.subject_document(turns[-1], query, workspace=WORKSPACE) if strategy == "hearth" else None
-                as_asked = strategy == "hearth" and query == " ".join(turns[-1].split())  # as `ask` searches
+                as_asked = strategy == "hearth" and not rewritten(turns[-1], query)  # as `ask` searches
                 hits = hearth.search(query, k=k, workspace=WORKSPACE, scope=[subject] if subject else (),
                                      lines=as_asked)
                 row[strategy] = judge(hits, conv["gold"]) | {"query": query}

@@ -118,6 +118,12 @@ def subject_of(earlier: Sequence[Earlier]) -> str | None:
     return None
 
 
+def rewritten(question: str, query: str) -> bool:
+    """Whether `standalone_query` made `query` of `question` (a follow-up joined to its subject), rather than
+    returning the question as asked (spaces aside)."""
+    return query != " ".join(question.split())
+
+
 def standalone_query(question: str, earlier: Sequence[Earlier], *,
                      alike: Callable[[str], set[str]] | None = None) -> str:
     """The query to search for `question` in the conversation `earlier` (oldest first); the question itself

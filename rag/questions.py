@@ -19,7 +19,7 @@ from inference.chat import ChatModel, ChatModelDefaults
 from inference.errors import UsageError
 from rag.answer import Answer, Turn, answer
 from rag.crosslingual import search_across_languages
-from rag.followups import Earlier, names_in, standalone_query
+from rag.followups import Earlier, names_in, rewritten, standalone_query
 from rag.quotes import align
 from rag.retrieval import retrieve
 from rag.store import DocumentIndex, Hit
@@ -123,7 +123,7 @@ class Questions:
     def subject_document(self, question: str, query: str, *, workspace: str = DEFAULT_WORKSPACE) -> str | None:
         """For a follow-up made standalone, the document its subject names ("Heron": project-heron.md), if one
         does: it is asked of that document alone, since similar documents' passages would mislead the answer."""
-        if query == " ".join(question.split()):
+        if not rewritten(question, query):
             return None
         return _document_of_subject(names_in(query), self._done_sources(check_workspace(workspace)))
 
@@ -197,7 +197,7 @@ class Questions:
         # A question about documents in another language is searched in theirs too (rag/crosslingual.py).
         # Passages' best lines weigh for a question searched as asked; not for a follow-up made standalone,
         # whose subject's name, joined on, would favour the lines that name it over the section that answers.
-        lines = query == " ".join(question.split())
+        lines = not rewritten(question, query)
         found = search_across_languages(
             query, search=lambda q: [h for h in self.search(q, k=k, workspace=workspace, scope=scope, lines=lines)
                                      if h.score >= self.config.min_score],
@@ -215,7 +215,7 @@ class Questions:
 
         # A follow-up made standalone is what the model and the quote aligner are asked, so that "it" cannot
         # be taken for another document's subject among the passages.
-        asked = query if query != " ".join(question.split()) else question
+        asked = query if rewritten(question, query) else question
         try:
             result = answer(asked, hits, model, history=turns, on_token=show, cancel=cancel,
                             max_passage_tokens=self.config.max_passage_tokens)

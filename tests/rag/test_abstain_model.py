@@ -3,6 +3,8 @@ ten questions they answer and ten about the same office they do not. Hearth must
 second kind and keep the first kind's replies, which must hold the answer (a minute or so on 2 cores).
 
 The notes and questions were written for this test, not taken from the evaluation the bounds were chosen on.
+A second office (OFFICE_2: purchasing, security, kitchen, leave, visitors) was written later, after the
+bounds were last chosen, and run once as it stands here.
 """
 
 from __future__ import annotations
@@ -61,28 +63,79 @@ UNANSWERABLE = [
 ]
 
 
+NOTES_2 = {
+    "purchasing.md": "# Purchasing\n\nOrders up to EUR 1,000 can be placed by any team lead through the purchasing "
+                     "system. Orders above that amount need a second signature from the finance manager, Ingrid "
+                     "Solberg. Office supplies are ordered every Tuesday from Papyrus GmbH. Delivery usually takes "
+                     "three working days.\n",
+    "security.md": "# Information security\n\nLaptops lock automatically after 5 minutes without use. Passwords must "
+                   "be at least 14 characters long and are changed once a year. Lost devices must be reported to "
+                   "security@example.org within one hour. USB sticks from unknown sources must not be plugged in. "
+                   "The security training is repeated every September.\n",
+    "kitchen.md": "# Kitchen and coffee\n\nThe coffee machine on the second floor is descaled every Friday by the "
+                  "facilities team. Milk and fruit are delivered on Mondays and Thursdays. The dishwasher is started "
+                  "by whoever leaves last. Food left in the fridge is thrown away on Friday afternoon.\n",
+    "leave.md": "# Annual leave\n\nFull-time employees have 28 days of paid leave a year. Leave requests are entered "
+                "in the HR portal at least two weeks in advance and approved by the line manager. Up to five unused "
+                "days can be carried over to the next year; they expire on 31 March. Parental leave is handled by "
+                "Tomas Berg in HR.\n",
+    "visitors.md": "# Visitors\n\nVisitors sign in at the reception desk and wear a visitor badge at all times. The "
+                   "host collects the visitor from the reception. Visitor parking is on level -1, spaces 40 to 48. "
+                   "The reception is staffed from 8:00 to 17:00.\n",
+}
+ANSWERABLE_2 = [
+    ("Who must co-sign orders above EUR 1,000?", "Ingrid"),
+    ("How long must passwords be?", "14"),
+    ("When is the coffee machine descaled?", "Friday"),
+    ("How many days of paid leave do full-time employees get?", "28"),
+    ("Where can visitors park?", "-1"),
+    ("How many unused leave days can be carried over?", "five"),
+    ("Within what time must a lost laptop be reported?", "hour"),
+    ("When is milk delivered?", "Monday"),
+    ("Which company supplies office supplies?", "Papyrus"),
+    ("When is the reception staffed?", "8:00"),
+]
+UNANSWERABLE_2 = [
+    "What is the budget for the summer party?",
+    "Who is the data protection officer?",
+    "How many sick days can I take without a doctor's note?",
+    "What is the guest Wi-Fi network called?",
+    "Which airline do we book for business trips?",
+    "How much does a parking permit for employees cost?",
+    "When is the next fire drill?",
+    "What is the company's VAT number?",
+    "Who cleans the meeting rooms?",
+    "How do I request a second monitor?",
+]
+# Measured when written. First office: 1 withheld ("Who creates the accounts…", evidence 0.52), 8 right, 1
+# invented ("When is the office closed for Christmas?" -> the weekday closing time). Second office: 1 withheld
+# (the model itself said "The documents do not say." to the lost laptop, whose note says "devices"), 9 right,
+# none invented. One question of slack each way.
+OFFICES = {"first": (NOTES, ANSWERABLE, UNANSWERABLE), "second": (NOTES_2, ANSWERABLE_2, UNANSWERABLE_2)}
+
+
 @pytest.mark.slow
-def test_the_real_models_say_not_found_only_where_the_notes_do_not_answer(tmp_path):
+@pytest.mark.parametrize("office", sorted(OFFICES))
+def test_the_real_models_say_not_found_only_where_the_notes_do_not_answer(tmp_path, office):
     from inference.llm import LlamaCppModel
     from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
     from rag.service import Hearth, HearthConfig
 
+    notes_text, answerable, unanswerable = OFFICES[office]
     notes = tmp_path / "notes"
     notes.mkdir()
-    for name, text in NOTES.items():
+    for name, text in notes_text.items():
         (notes / name).write_text(text, encoding="utf-8")
     demo_cache = ROOT / ".data" / "demo" / "cache"  # the demo's assembled model file, when `make demo` made one
     cache = demo_cache if (demo_cache / "models").is_dir() else tmp_path / "cache"
     model = LlamaCppModel(chat_model_path(DEFAULT_CHAT_MODEL, cache), n_ctx=4096, n_threads=2)
     hearth = Hearth(HearthConfig(data_dir=tmp_path / "data", n_threads=2, embed_threads=2), chat_model=model)
-    assert hearth.ingest([notes]).added == len(NOTES)
+    assert hearth.ingest([notes]).added == len(notes_text)
 
-    answered = {q: (hearth.ask(q).to_json(), fact) for q, fact in ANSWERABLE}
+    answered = {q: (hearth.ask(q).to_json(), fact) for q, fact in answerable}
     withheld = [q for q, (out, _) in answered.items() if out["abstained"]]
     right = [q for q, (out, fact) in answered.items() if not out["abstained"] and fact.lower() in out["answer"].lower()]
-    invented = [q for q in UNANSWERABLE if not hearth.ask(q).to_json()["abstained"]]
-    # Measured when written: 1 withheld ("Who creates the accounts…", evidence 0.52), 8 right, 1 invented
-    # ("When is the office closed for Christmas?" -> the weekday closing time). One question of slack each way.
+    invented = [q for q in unanswerable if not hearth.ask(q).to_json()["abstained"]]
     assert len(withheld) <= 2, withheld
     assert len(right) >= 7, {q: answered[q][0]["answer"] for q in answered if q not in right}
     assert len(invented) <= 2, invented
