@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.notes import write_notes
+
 MEMOS = {
     "otpusk.txt": (
         "О порядке предоставления отпусков\n\n"
@@ -76,7 +78,4 @@ ENGLISH_QUESTION = ENGLISH_QUESTIONS[2]
 
 def write_memos(folder: Path) -> Path:
     """The memos as files in `folder`; returns it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in MEMOS.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return folder
+    return write_notes(folder, MEMOS)

@@ -14,6 +14,7 @@ from rag.quotes import Support, align
 from rag.service import Hearth, HearthConfig
 from rag.store import Hit
 from tests.fakes import HashEmbedder, ScriptedModel
+from tests.notes import write_notes
 
 NOTES = {
     "server-room.md": "# Server room\n\nOnly the IT team may enter the server room. Visitors sign the log at "
@@ -30,12 +31,8 @@ NOTES = {
 @pytest.fixture(scope="module")
 def hearth(tmp_path_factory) -> Hearth:
     root = tmp_path_factory.mktemp("abstain")
-    notes = root / "notes"
-    notes.mkdir()
-    for name, text in NOTES.items():
-        (notes / name).write_text(text, encoding="utf-8")
     h = Hearth(HearthConfig(data_dir=root / "data", embed_threads=2))
-    assert h.ingest([notes]).added == len(NOTES)
+    assert h.ingest([write_notes(root / "notes", NOTES)]).added == len(NOTES)
     return h
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.notes import write_notes
+
 ROOT = Path(__file__).resolve().parents[2]
 
 NOTES = {
@@ -122,15 +124,11 @@ def test_the_real_models_say_not_found_only_where_the_notes_do_not_answer(tmp_pa
     from rag.service import Hearth, HearthConfig
 
     notes_text, answerable, unanswerable = OFFICES[office]
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    for name, text in notes_text.items():
-        (notes / name).write_text(text, encoding="utf-8")
     demo_cache = ROOT / ".data" / "demo" / "cache"  # the demo's assembled model file, when `make demo` made one
     cache = demo_cache if (demo_cache / "models").is_dir() else tmp_path / "cache"
     model = LlamaCppModel(chat_model_path(DEFAULT_CHAT_MODEL, cache), n_ctx=4096, n_threads=2)
     hearth = Hearth(HearthConfig(data_dir=tmp_path / "data", n_threads=2, embed_threads=2), chat_model=model)
-    assert hearth.ingest([notes]).added == len(notes_text)
+    assert hearth.ingest([write_notes(tmp_path / "notes", notes_text)]).added == len(notes_text)
 
     answered = {q: (hearth.ask(q).to_json(), fact) for q, fact in answerable}
     withheld = [q for q, (out, _) in answered.items() if out["abstained"]]

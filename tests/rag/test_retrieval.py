@@ -11,6 +11,7 @@ from rag.retrieval import RetrievalOptions, _diversify, best_lines, contextualiz
 from rag.service import Hearth, HearthConfig
 from rag.store import Hit
 from tests.fakes import HashEmbedder, ScriptedModel
+from tests.notes import write_notes
 
 
 def hit(cid: str, source: str = "/a", page: int | None = None, score: float = 0.5) -> Hit:
@@ -185,11 +186,8 @@ HOLIDAY_NOTES = {
 @pytest.fixture(scope="module")
 def holiday_hearth(tmp_path_factory) -> Hearth:
     root = tmp_path_factory.mktemp("lines")
-    (root / "notes").mkdir()
-    for name, text in HOLIDAY_NOTES.items():
-        (root / "notes" / name).write_text(text, encoding="utf-8")
     h = Hearth(HearthConfig(data_dir=root / "data", embed_threads=2))
-    assert h.ingest([root / "notes"]).added == 3
+    assert h.ingest([write_notes(root / "notes", HOLIDAY_NOTES)]).added == 3
     return h
 
 
