@@ -7,8 +7,11 @@ Builds a workspace in a fresh temporary data folder (or in DIR with --reuse, kep
 documents are not indexed again), ingests the corpus of bench/corpus.py with the real default embedder,
 then asks every question of bench/data/retrieval_questions.json five times through `Hearth.search`:
 mode "lexical" (reported as bm25), "dense", and "hybrid" without and with each passage's similarity added
-to its fused score (reported as ranks and hearth; ranks is hearth's baseline), and as `ask` searches, the
-first ten passages' best lines weighed too (`lines=True`, reported as ask; hearth is its baseline). --eval
+to its fused score (reported as ranks and hearth; ranks is hearth's baseline), with the first ten passages'
+best lines weighed too (`lines=True`, reported as lines; hearth is its baseline), and as `ask` searches, the
+first five then ordered again by the question's likelihood after each under the default chat model
+(`likely=True`, rag/likely.py, reported as ask; lines is its baseline; --threads also sets the chat
+model's). --eval
 asks that half of the evaluation's answerable questions instead, over the corpus with the Debian FAQ
 (bench.corpus.EVAL).
 
@@ -43,11 +46,13 @@ QUESTIONS_FILE = Path(__file__).resolve().parent / "data" / "retrieval_questions
 WORKSPACE = "bench"
 # Report name -> the `mode` passed to Hearth.search.
 RANKINGS: tuple[tuple[str, str], ...] = (
-    ("bm25", "lexical"), ("dense", "dense"), ("ranks", "hybrid"), ("hearth", "hybrid"), ("ask", "hybrid"),
+    ("bm25", "lexical"), ("dense", "dense"), ("ranks", "hybrid"), ("hearth", "hybrid"), ("lines", "hybrid"),
+    ("ask", "hybrid"),
 )
 # "ranks" is the fusion before each passage's similarity was added to its fused score: the baseline of "hearth".
 OPTIONS: dict[str, dict[str, Any]] = {"ranks": {"similarity_weight": 0.0}}
-LINES = {"ask"}  # searched as `ask` searches (Hearth.search(lines=True))
+LINES = {"lines", "ask"}  # searched with the passages' best lines (Hearth.search(lines=True))
+LIKELY = {"ask"}  # ...and the question's likelihood after each (likely=True): as `ask` searches
 
 
 @dataclass(frozen=True)
@@ -170,7 +175,7 @@ def run(
     per-question)."""
     from rag.service import Hearth, HearthConfig
 
-    hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads))
+    hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads, n_threads=threads))
     report, chunks, ingest_s = index_corpus(hearth, documents, questions, log=log)
     modes = dict(RANKINGS)
     base = hearth.config.retrieval
@@ -179,7 +184,7 @@ def run(
 
     def search(question: str, name: str) -> list:
         hearth.config = configs[name]
-        return hearth.search(question, k=k, workspace=WORKSPACE, lines=name in LINES)
+        return hearth.search(question, k=k, workspace=WORKSPACE, lines=name in LINES, likely=name in LIKELY)
 
     # One query per ranking first, timed apart: it loads the embedder and any lazily built index.
     t0 = time.perf_counter()

@@ -40,6 +40,11 @@ class ChatModel(Protocol):
         """Compute the fixed prefix of later prompts ahead of time; returns the tokens computed."""
         ...
 
+    def reply_logprobs(self, messages: Sequence[Message], reply: str) -> list[float] | None:
+        """Each token's log-probability of `reply` as the model's answer to `messages` (a reply it did not
+        write: how likely the model finds it), or None when the engine cannot tell."""
+        ...
+
     def close(self) -> None:
         """Free the model's memory."""
         ...
@@ -61,6 +66,10 @@ class ChatModelDefaults:
     def prefill(self, messages: Sequence[Message]) -> int:
         """Nothing to compute ahead of time."""
         return 0
+
+    def reply_logprobs(self, messages: Sequence[Message], reply: str) -> list[float] | None:
+        """An engine that cannot read back its own probabilities (a shared server's chat API) cannot tell."""
+        return None
 
     def close(self) -> None:
         """Nothing to free."""

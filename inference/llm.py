@@ -283,6 +283,54 @@ class LlamaCppModel(ChatModelDefaults):
                     raise ModelError(f"The model failed while reading its instructions: {exc}") from exc
         return len(tokens)
 
+    def reply_logprobs(self, messages: Sequence[Message], reply: str) -> list[float]:
+        """Each token's log-probability of `reply` as the model's answer to `messages`, read from llama.cpp's
+        logits in one pass over the prompt and the reply (nothing is generated). The KV cache keeps the
+        prompt's prefix, so a run of prompts that open alike reads the common part once."""
+        if self._closed:
+            raise ModelError(f"The model {self.name} was unloaded.", hint="Load it again to answer.")
+        prompt = self.prompt_tokens(messages)
+        tokens = self._llm.tokenize(reply.encode("utf-8", "replace"), add_bos=False, special=False)
+        if not tokens:
+            return []
+        if len(prompt) + len(tokens) > self.n_ctx:
+            raise ContextOverflow(f"The prompt and reply take {len(prompt) + len(tokens)} tokens, more than "
+                                  f"the {self.n_ctx}-token context of {self.name}.")
+        with self._lock:
+            self._adapt_threads()
+            llm = self._llm
+            try:
+                # The prompt's last token is read with the reply: its logits predict the reply's first token.
+                cached = min(self._cached_prefix(prompt), len(prompt) - 1)
+                llm.n_tokens = cached
+                llm.eval(prompt[cached:-1])
+                rows = self._read_all([prompt[-1], *tokens[:-1]])
+            except (ValueError, RuntimeError, AttributeError) as exc:
+                llm.reset()
+                raise ModelError(f"The model failed while reading a reply: {exc}") from exc
+        import numpy as np
+
+        peak = rows.max(axis=1)
+        log_total = peak + np.log(np.exp(rows - peak[:, None]).sum(axis=1))
+        return [float(v) for v in rows[np.arange(len(tokens)), tokens] - log_total]
+
+    def _read_all(self, tokens: Sequence[int]) -> Any:
+        """Evaluate tokens after the cached ones, keeping the logits of every position (llama-cpp-python's
+        `eval` keeps the last one's only, unless the whole context was made to keep them all)."""
+        import numpy as np
+
+        llm = self._llm
+        rows = []
+        for i in range(0, len(tokens), llm.n_batch):
+            part = list(tokens[i:i + llm.n_batch])
+            past = llm.n_tokens
+            llm._batch.set_batch(batch=part, n_past=past, logits_all=True)
+            llm._ctx.decode(llm._batch)
+            rows.append(np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(part), llm.n_vocab())).copy())
+            llm.input_ids[past:past + len(part)] = part
+            llm.n_tokens = past + len(part)
+        return np.concatenate(rows)
+
     def set_threads(self, n_threads: int, n_threads_batch: int | None = None) -> None:
         """Set the most CPU threads for generation (and for reading prompts), from the next request on."""
         self.n_threads = max(1, n_threads)

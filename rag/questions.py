@@ -20,6 +20,7 @@ from inference.errors import UsageError
 from rag.answer import Answer, Turn, answer
 from rag.crosslingual import search_across_languages
 from rag.followups import Earlier, names_in, rewritten, standalone_query
+from rag.likely import QuestionLikelihood
 from rag.quotes import align
 from rag.retrieval import retrieve
 from rag.store import DocumentIndex, Hit
@@ -67,17 +68,20 @@ class Questions:
     _repairing: Callable[[Callable[[], Any]], Any]
 
     def search(self, query: str, *, k: int = 5, workspace: str = DEFAULT_WORKSPACE, mode: str | None = None,
-               scope: Sequence[Path | str] = (), lines: bool = False) -> list[Hit]:
+               scope: Sequence[Path | str] = (), lines: bool = False, likely: bool = False,
+               cancel: Callable[[], bool] | None = None) -> list[Hit]:
         """The k passages most similar to a query, best first, from fully indexed documents only — and only
         those under `scope` (indexed files or folders) when it names any. With `lines`, as `ask` searches:
-        passages whose best line is closest to the query move up (slower; rag.retrieval.RetrievalOptions)."""
+        passages whose best line is closest to the query move up (slower; rag.retrieval.RetrievalOptions);
+        with `likely` too, the first ones are ordered again by how likely the chat model finds the query after
+        each (rag/likely.py: loads the chat model, and reads each of them; `cancel` stops it)."""
         workspace = check_workspace(workspace)
         if not query.strip():
             raise UsageError("The question is empty.")
         if not 1 <= k <= 100:
             raise UsageError(f"k must be between 1 and 100, not {k}.")
         return self._repairing(lambda: self._search(query, k=k, workspace=workspace, mode=mode, scope=scope,
-                                                    lines=lines))
+                                                    lines=lines, likely=likely, cancel=cancel))
 
     def in_scope(self, scope: Sequence[Path | str], *, workspace: str = DEFAULT_WORKSPACE) -> set[str]:
         """The indexed documents that `scope`'s files and folders name; UsageError for one that names none."""
@@ -93,7 +97,8 @@ class Questions:
         return chosen
 
     def _search(self, query: str, *, k: int, workspace: str, mode: str | None,
-                scope: Sequence[Path | str] = (), lines: bool = False) -> list[Hit]:
+                scope: Sequence[Path | str] = (), lines: bool = False, likely: bool = False,
+                cancel: Callable[[], bool] | None = None) -> list[Hit]:
         done = self._done_sources(workspace)
         if not done:
             return []
@@ -107,6 +112,7 @@ class Questions:
         return retrieve(
             query, workspace=workspace, embedder=embedder, store=self.store, done=done, k=k, options=options,
             reranker=self.reranker if options.mode == "hybrid" else None, lines=lines,
+            likely=QuestionLikelihood(self.chat_model, cancel=cancel) if lines and likely else None,
         )
 
     def searched_for(self, question: str, *, history: Sequence[str] = (), conversation: int | None = None,
@@ -195,11 +201,13 @@ class Questions:
         if computed is not None:
             return self._table_reply(question, query, computed, conv, on_token=on_token, t0=t0)
         # A question about documents in another language is searched in theirs too (rag/crosslingual.py).
-        # Passages' best lines weigh for a question searched as asked; not for a follow-up made standalone,
-        # whose subject's name, joined on, would favour the lines that name it over the section that answers.
+        # Passages' best lines, and how likely the model finds the question after each, weigh for a question
+        # searched as asked; not for a follow-up made standalone, whose subject's name, joined on, would favour
+        # the lines that name it over the section that answers.
         lines = not rewritten(question, query)
         found = search_across_languages(
-            query, search=lambda q: [h for h in self.search(q, k=k, workspace=workspace, scope=scope, lines=lines)
+            query, search=lambda q: [h for h in self.search(q, k=k, workspace=workspace, scope=scope, lines=lines,
+                                                            likely=lines, cancel=cancel)
                                      if h.score >= self.config.min_score],
             passages=lambda: self.store.languages(workspace) if self.config.translate_queries else {},
             model=lambda: self.chat_model, k=k, cancel=cancel)

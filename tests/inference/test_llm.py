@@ -258,3 +258,35 @@ def test_a_prompt_without_markers_in_its_contents_tokenizes_as_llama_cpp_would(f
     # Cutting at the template's markers changes nothing where the contents hold none: same tokens, so the
     # prompt reads as before and the cached prefix still matches.
     assert m.prompt_tokens(messages) == m.llama.tokenize(text.encode(), add_bos=add_bos, special=True)
+
+
+def test_reply_logprobs_are_the_models_own_and_leave_answering_as_it_was(tmp_path):
+    import llama_cpp
+    import numpy as np
+
+    path = write_tiny_llama(tmp_path / "lp.gguf")
+    model = LlamaCppModel(path, n_ctx=512, n_threads=2, adaptive_threads=False)
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Passage: the cat sat."}]
+    before = "".join(model.stream(MESSAGES, max_tokens=8))
+    got = model.reply_logprobs(messages, "Where did the cat sit?")
+    # The same figures from llama.cpp made to keep every position's logits, the prompt and reply in one pass.
+    ref = llama_cpp.Llama(model_path=str(path), n_ctx=512, n_threads=2, logits_all=True, verbose=False)
+    prompt = model.prompt_tokens(messages)
+    reply = ref.tokenize(b"Where did the cat sit?", add_bos=False, special=False)
+    ref.eval(prompt + reply)
+    rows = np.asarray(ref.scores[len(prompt) - 1: len(prompt) + len(reply) - 1], dtype=np.float64)
+    expected = rows[np.arange(len(reply)), reply] - np.log(np.exp(rows).sum(axis=1))
+    assert len(got) == len(reply)
+    assert np.allclose(got, expected, atol=0.05)
+    assert all(v <= 0 for v in got)
+    # A second prompt opening alike reads only what differs, and gives the same figures for the same text.
+    again = model.reply_logprobs(messages, "Where did the cat sit?")
+    assert np.allclose(again, got, atol=0.05)
+    assert model.reply_logprobs(messages, "") == []
+    # The KV cache is left consistent: the same prompt answers as it did before any scoring.
+    assert "".join(model.stream(MESSAGES, max_tokens=8)) == before
+    with pytest.raises(ContextOverflow):
+        model.reply_logprobs(messages, "word " * 600)
+    model.close()
+    with pytest.raises(ModelError):
+        model.reply_logprobs(messages, "Where?")
