@@ -12,7 +12,8 @@ Three ways of searching the last turn, in one run on one index (the real default
   raw      the question as typed;
   join     the previous question joined to a short follow-up (what Hearth did before: retrieval.contextualize);
   hearth   Hearth's standalone query (Hearth.standalone, rag/followups.py) from the earlier turns, each
-           searched the same way, as `ask` searches (Hearth.search(lines=True) for a question not rewritten).
+           searched the same way, as `ask` searches (Hearth.search(lines=True, likely=True) for a question not
+           rewritten: the chat model reads the first passages, see rag/likely.py).
 Earlier turns are searched, not answered: the documents an earlier turn drew on are those of its top
 passages. `--answer` also asks the chat model the last turn (Hearth's way) and reports how often the reply
 or a shown quote carries the answer (minutes per conversation on a CPU).
@@ -56,8 +57,9 @@ def query_for(strategy: str, hearth: Any, turns: list[str], *, k: int) -> str:
     for q in turns[:-1]:
         searched = hearth.standalone(q, earlier, workspace=WORKSPACE)
         subject = hearth.subject_document(q, searched, workspace=WORKSPACE)
+        as_asked = not rewritten(q, searched)
         hits = hearth.search(searched, k=k, workspace=WORKSPACE, scope=[subject] if subject else (),
-                             lines=not rewritten(q, searched))
+                             lines=as_asked, likely=as_asked)
         earlier.append(Earlier(q, searched, tuple(dict.fromkeys(h.source for h in hits))))
     return hearth.standalone(question, earlier, workspace=WORKSPACE)
 
@@ -90,7 +92,7 @@ def run(conversations: list[dict[str, Any]], *, k: int, threads: int, answer: bo
                 subject = hearth.subject_document(turns[-1], query, workspace=WORKSPACE) if strategy == "hearth" else None
                 as_asked = strategy == "hearth" and not rewritten(turns[-1], query)  # as `ask` searches
                 hits = hearth.search(query, k=k, workspace=WORKSPACE, scope=[subject] if subject else (),
-                                     lines=as_asked)
+                                     lines=as_asked, likely=as_asked)
                 row[strategy] = judge(hits, conv["gold"]) | {"query": query}
             if answer:
                 row["answer"] = _answer(hearth, turns, conv["gold"], k=k)
