@@ -29,21 +29,29 @@ def prompt(hit: Hit) -> list[Message]:
 
 class QuestionLikelihood:
     """A `rag.retrieval.QuestionScorer` over a chat model: each passage's score is the summed log-probability
-    of the question's tokens as the model's reply to `prompt(passage)`."""
+    of the question's tokens as the model's reply to `prompt(passage)`.
 
-    def __init__(self, model: ChatModel, *, cancel: Callable[[], bool] | None = None) -> None:
-        self.model = model
+    `model` is a ChatModel or a function returning one, called only when there is something to read: when
+    no passage reaches `floor` in similarity (`ask` answers "nothing found" without the model), nothing is."""
+
+    def __init__(self, model: ChatModel | Callable[[], ChatModel], *, cancel: Callable[[], bool] | None = None,
+                 floor: float = 0.0) -> None:
+        self._model = model
         self.cancel = cancel
+        self.floor = floor
 
     def score(self, question: str, hits: Sequence[Hit]) -> list[float] | None:
-        """One score a passage, higher for the likelier; None when the model cannot tell (then the order
-        stays as the other signals made it)."""
+        """One score a passage, higher for the likelier; None when the model cannot tell, or no passage
+        reaches the floor (then the order stays as the other signals made it)."""
+        if not any(h.score >= self.floor for h in hits):
+            return None
+        model = self._model() if callable(self._model) else self._model
         scores: list[float] = []
         for hit in hits:
             if self.cancel is not None and self.cancel():
                 raise Cancelled("Answer stopped.")
             try:
-                found = self.model.reply_logprobs(prompt(hit), question)
+                found = model.reply_logprobs(prompt(hit), question)
             except ModelError:  # a question too long for the context: the passages keep their order
                 return None
             if found is None:

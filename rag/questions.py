@@ -112,7 +112,8 @@ class Questions:
         return retrieve(
             query, workspace=workspace, embedder=embedder, store=self.store, done=done, k=k, options=options,
             reranker=self.reranker if options.mode == "hybrid" else None, lines=lines,
-            likely=QuestionLikelihood(self.chat_model, cancel=cancel) if lines and likely else None,
+            likely=QuestionLikelihood(lambda: self.chat_model, cancel=cancel, floor=self.config.min_score)
+            if lines and likely else None,
         )
 
     def searched_for(self, question: str, *, history: Sequence[str] = (), conversation: int | None = None,

@@ -142,3 +142,17 @@ def test_the_default_model_finds_the_question_likelier_after_the_passage_that_an
         bad_score, good_score = QuestionLikelihood(model).score(question, hits)
         assert good_score > bad_score, (question, good_score, bad_score)
     model.close()
+
+
+def test_nothing_is_read_and_no_model_loaded_when_no_passage_is_relevant(tmp_path):
+    h = Hearth(HearthConfig(data_dir=tmp_path / "data", min_score=0.99), embedder=HashEmbedder())
+    assert h.ingest([write_notes(tmp_path / "notes", NOTES)]).added == len(NOTES)
+    assert h.search(QUESTION, k=5, lines=True, likely=True)  # passages, none relevant enough to answer from
+    assert h._chat_model is None
+    model = Liking("The Pine room")
+    calls = []
+    scorer = QuestionLikelihood(lambda: calls.append(1) or model, floor=0.5)
+    low = Hit(chunk_id="c", source="/a.md", page=None, heading=None, text="The Pine room", score=0.4, start=0,
+              end=13)
+    assert scorer.score(QUESTION, [low]) is None and calls == []
+    assert scorer.score(QUESTION, [replace(low, score=0.6)]) == [-5.0] and calls == [1]
