@@ -44,7 +44,7 @@ class RetrievalOptions:
     # With `lines` and a chat model that can read back its probabilities, the first `likely_candidates` passages
     # are ordered again by how likely the model finds the question after reading each (query likelihood: the
     # log-probability of the question's tokens, times `likely_weight`, added to the score). It reads each
-    # passage once (about 2 s a passage on 2 CPU cores, a fraction of a second on a GPU).
+    # passage once (about 1.5 s a passage on 2 CPU cores, a fraction of a second on a GPU).
     likely_weight: float = 0.03  # chosen on bench/retrieval.py's dev set and the evaluation's tuning half
     likely_candidates: int = 5
     max_per_source: int = 3  # no answer built from one file when other files match too
