@@ -32,6 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "Lemonade), e.g. http://HOST:8080/v1 (env HEARTH_LLM_URL; its key in HEARTH_LLM_API_KEY)")
     p.add_argument("--llm-model", default=None, metavar="NAME",
                    help="the model to ask that server for (env HEARTH_LLM_MODEL; default: the first it lists)")
+    p.add_argument("--model-ranking", action=argparse.BooleanOptionalAction, default=None,
+                   help="answers: the chat model reads the first passages with the question to put the one that "
+                        "answers first; --no-model-ranking answers some seconds sooner on a CPU (env "
+                        "HEARTH_MODEL_RANKING=0; default: on)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     def scope(sp: argparse.ArgumentParser) -> None:

@@ -29,6 +29,7 @@ ENV_CHROMA_TOKEN = "HEARTH_CHROMA_TOKEN"
 ENV_LLM_URL = "HEARTH_LLM_URL"
 ENV_LLM_MODEL = "HEARTH_LLM_MODEL"
 ENV_LLM_API_KEY = "HEARTH_LLM_API_KEY"
+ENV_MODEL_RANKING = "HEARTH_MODEL_RANKING"
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Requested:
     chroma_url: str | None = None  # the office's shared Chroma server
     llm_url: str | None = None  # the office's shared OpenAI-compatible inference server
     llm_model: str | None = None
+    model_ranking: bool | None = None  # the chat model orders `ask`'s first passages (HearthConfig.model_ranking)
 
     def over(self, base: Requested) -> Requested:
         """These choices, with `base`'s where these name none (flags over the app's saved choices)."""
@@ -63,6 +65,7 @@ def requested_from_args(args: object) -> Requested:
         chroma_url=getattr(args, "chroma_url", None),
         llm_url=getattr(args, "llm_url", None),
         llm_model=getattr(args, "llm_model", None),
+        model_ranking=getattr(args, "model_ranking", None),
     )
 
 
@@ -88,6 +91,20 @@ def env_threads(env: Mapping[str, str] | None = None) -> int | None:
         raise UsageError(f"{ENV_THREADS} must be a whole number of threads, not {value!r}.") from None
 
 
+def env_model_ranking(env: Mapping[str, str] | None = None) -> bool | None:
+    """HEARTH_MODEL_RANKING as a yes or no (1/0, true/false, yes/no, on/off), or None when unset; UsageError
+    for anything else."""
+    env = os.environ if env is None else env
+    value = env.get(ENV_MODEL_RANKING, "").strip().lower()
+    if not value:
+        return None
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise UsageError(f"{ENV_MODEL_RANKING} must be 1 or 0 (on or off), not {env[ENV_MODEL_RANKING]!r}.")
+
+
 def data_dir(requested: Requested, *, policy: object | None = None, env: Mapping[str, str] | None = None) -> Path:
     """The data folder: the policy's (refusing another one asked for), else the flag, else the variable or default."""
     policy = _policy(policy)
@@ -103,6 +120,7 @@ def hearth_config(requested: Requested = Requested(), *, policy: object | None =
     policy = _policy(policy)
     threads = requested.threads or env_threads(env)
     ingest = IngestOptions(chunk_tokens=requested.chunk_tokens) if requested.chunk_tokens else IngestOptions()
+    ranking = requested.model_ranking if requested.model_ranking is not None else env_model_ranking(env)
     config = HearthConfig(
         data_dir=data_dir(requested, policy=policy, env=env),
         chat_model=requested.chat_model,
@@ -118,6 +136,7 @@ def hearth_config(requested: Requested = Requested(), *, policy: object | None =
         llm_url=requested.llm_url or env.get(ENV_LLM_URL) or None,
         llm_model=requested.llm_model or env.get(ENV_LLM_MODEL) or None,
         llm_api_key=env.get(ENV_LLM_API_KEY) or None,
+        model_ranking=HearthConfig.model_ranking if ranking is None else ranking,
     )
     return policy.apply(config)
 

@@ -31,6 +31,9 @@ class HearthConfig:
     # A question in another language than the workspace's main ones is also searched translated by the chat
     # model (rag/crosslingual.py; bench/russian.py --cross measures it).
     translate_queries: bool = True
+    # `ask` has the chat model read its first passages with the question to order them (rag/likely.py): a
+    # better first passage, some 7 s more a question on 2 CPU cores. False: ordered as `lines` left them.
+    model_ranking: bool = True
     max_passage_tokens: int | None = 800  # passages given to the chat model, at most (a CPU reads ~100 tokens/s)
     unload_below: int = 512 << 20  # bytes of free memory under which `release_if_memory_low` unloads the model
     models_folder: Path | None = None  # the models folder when not DATA_DIR/models (an administrator's policy)

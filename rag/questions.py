@@ -113,7 +113,7 @@ class Questions:
             query, workspace=workspace, embedder=embedder, store=self.store, done=done, k=k, options=options,
             reranker=self.reranker if options.mode == "hybrid" else None, lines=lines,
             likely=QuestionLikelihood(lambda: self.chat_model, cancel=cancel, floor=self.config.min_score)
-            if lines and likely else None,
+            if lines and likely and self.config.model_ranking else None,
         )
 
     def searched_for(self, question: str, *, history: Sequence[str] = (), conversation: int | None = None,

@@ -94,6 +94,11 @@ class Prefs:
                         lambda self, v: self._s.setValue("index/data_dir", str(v or "")))
     api_server = property(lambda self: self._get("server/enabled", False, bool),
                           lambda self, v: self._s.setValue("server/enabled", bool(v)))
+    # Whether the chat model orders the passages of an answer (HearthConfig.model_ranking); None while never
+    # chosen in Settings, so that HEARTH_MODEL_RANKING still counts.
+    model_ranking = property(lambda self: self._get("answers/model_ranking", True, bool)
+                             if self._s.contains("answers/model_ranking") else None,
+                             lambda self, v: self._s.setValue("answers/model_ranking", bool(v)))
     language = property(lambda self: self._get("ui/language", "", str),
                         lambda self, v: self._s.setValue("ui/language", v or ""))
 
@@ -106,6 +111,7 @@ class Prefs:
             n_ctx=self.n_ctx,
             n_gpu_layers=None if self.gpu_layers == AUTO else max(0, self.gpu_layers),
             chunk_tokens=self.chunk_tokens,
+            model_ranking=self.model_ranking,
         )
 
 

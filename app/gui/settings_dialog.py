@@ -1,5 +1,5 @@
 """Settings: chat model (with its fit verdict), context, GPU layers with a live fit preview, indexing,
-data folder, local API server, language."""
+passage order, data folder, local API server, language."""
 
 from __future__ import annotations
 
@@ -103,6 +103,13 @@ class SettingsDialog(QDialog):
         self.chunk.setToolTip(self.tr("Passage size for documents indexed from now on; re-index to apply it "
                                       "to documents already indexed."))
         form.addRow(self.tr("Passage size"), self.chunk)
+
+        self.ranking = QCheckBox(self.tr("The chat model reads the best passages before answering"))
+        self.ranking.setChecked(_ranking_now(prefs))
+        self.ranking.setToolTip(self.tr("It puts the passage that answers first, which makes answers more often "
+                                        "right. Without a GPU this takes some seconds a question; switch it off "
+                                        "for faster answers."))
+        form.addRow(self.tr("Passage order"), self.ranking)
 
         folder = QWidget()
         frow = QHBoxLayout(folder)
@@ -229,10 +236,26 @@ class SettingsDialog(QDialog):
         self.prefs.n_ctx = int(self.ctx.currentData())
         self.prefs.gpu_layers = self.layers.value() if self.manual.isChecked() else AUTO
         self.prefs.chunk_tokens = self.chunk.value()
+        self.prefs.model_ranking = self.ranking.isChecked()
         self.prefs.data_dir = self.data_dir.text().strip() or None
         self.prefs.api_server = self.server.isChecked()
         self.prefs.language = self.language.currentData() or ""
         self.prefs.sync()
+
+
+def _ranking_now(prefs: Prefs) -> bool:
+    """Whether the chat model orders the passages now: as chosen in Settings, else HEARTH_MODEL_RANKING, else on."""
+    from app.config import env_model_ranking
+    from inference.errors import UsageError
+    from rag.config import HearthConfig
+
+    if prefs.model_ranking is not None:
+        return bool(prefs.model_ranking)
+    try:
+        from_env = env_model_ranking()
+    except UsageError:  # reported where the configuration is built
+        from_env = None
+    return HearthConfig.model_ranking if from_env is None else from_env
 
 
 def _policy() -> Any:

@@ -444,10 +444,13 @@ def test_settings_preview_the_fit_and_apply(qtbot, tmp_path):
     dialog.layers.setValue(0)
     qtbot.waitUntil(lambda: "layers on the GPU" in dialog.preview.text(), timeout=WAIT)
     assert "fits" in dialog.preview.text()
+    assert dialog.ranking.isChecked() and w.ops.config.model_ranking  # on until switched off
+    dialog.ranking.setChecked(False)
     dialog.save()
     w.apply_prefs()
     config = w.ops.config
     assert (config.chat_model, config.n_ctx, config.n_gpu_layers) == ("tiny-chat.gguf", 2048, 0)
+    assert config.model_ranking is False and app.settings().ranking.isChecked() is False
     app.idle()  # the new service loads its model in the background
 
 

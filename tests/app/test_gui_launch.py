@@ -91,6 +91,25 @@ def test_saved_choices_under_the_flags_and_the_data_folder_rule(prefs, tmp_path,
     assert (config.data_dir, config.chat_model, config.n_threads) == (saved, "saved.gguf", 3)
 
 
+def test_model_ranking_saved_over_the_variable_and_under_the_flags(prefs, monkeypatch):
+    from app.cli import build_parser
+    from app.config import requested_from_args
+    from inference.errors import UsageError
+
+    monkeypatch.delenv("HEARTH_MODEL_RANKING", raising=False)
+    assert prefs.model_ranking is None and hearth_config_for(prefs).model_ranking is True  # on by default
+    monkeypatch.setenv("HEARTH_MODEL_RANKING", "off")
+    assert hearth_config_for(prefs).model_ranking is False  # never chosen in Settings: the variable counts
+    prefs.model_ranking = True
+    assert hearth_config_for(prefs).model_ranking is True
+    flags = requested_from_args(build_parser().parse_args(["--no-model-ranking", "gui"]))
+    assert hearth_config_for(prefs, flags).model_ranking is False
+    assert requested_from_args(build_parser().parse_args(["gui"])).model_ranking is None
+    monkeypatch.setenv("HEARTH_MODEL_RANKING", "maybe")
+    with pytest.raises(UsageError, match="HEARTH_MODEL_RANKING must be 1 or 0"):
+        hearth_config_for(Prefs(prefs.path.with_name("other.ini")))
+
+
 def test_the_administrators_policy_applies_to_the_windows_configuration(prefs, tmp_path, monkeypatch):
     locked = tmp_path / "locked"
     policy = tmp_path / "policy.toml"

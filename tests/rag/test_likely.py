@@ -102,6 +102,17 @@ def test_ask_reads_the_passages_for_a_question_as_asked_but_not_for_a_follow_up_
     assert model.read == []
 
 
+def test_with_model_ranking_off_ask_reads_nothing_and_keeps_the_order_the_lines_made(rooms, tmp_path):
+    lines_first = names(rooms.search(QUESTION, k=5, lines=True))[0]
+    assert lines_first != "room-yew.md"  # the liked passage comes first only through the model's reading
+    quick = Hearth(replace(rooms.config, model_ranking=False), embedder=HashEmbedder())
+    model = Liking("The Yew room")
+    quick._chat_model = model
+    out = quick.ask(QUESTION)
+    assert model.read == []
+    assert names(out.sources)[0] == lines_first
+
+
 def test_the_prompt_holds_the_passage_under_its_heading_and_no_more_than_its_first_characters():
     long = Hit(chunk_id="c", source="/a.md", page=None, heading="Rooms › Pine", text="x" * (PASSAGE_CHARS + 500),
                score=0.5, start=0, end=10)

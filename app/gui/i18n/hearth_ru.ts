@@ -1051,7 +1051,7 @@
     </message>
     <message>
         <location filename="../settings_dialog.py" line="87"/>
-        <location filename="../settings_dialog.py" line="194"/>
+        <location filename="../settings_dialog.py" line="201"/>
         <source>Working out the memory plan…</source>
         <translation>Рассчитываем план памяти…</translation>
     </message>
@@ -1081,73 +1081,88 @@
         <translation>Размер фрагмента</translation>
     </message>
     <message>
+        <location filename="../settings_dialog.py" line="107"/>
+        <source>The chat model reads the best passages before answering</source>
+        <translation>Перед ответом языковая модель читает лучшие фрагменты</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="109"/>
+        <source>It puts the passage that answers first, which makes answers more often right. Without a GPU this takes some seconds a question; switch it off for faster answers.</source>
+        <translation>Она ставит первым фрагмент, в котором есть ответ, и ответы чаще оказываются верными. Без видеокарты это занимает несколько секунд на вопрос; отключите, чтобы получать ответы быстрее.</translation>
+    </message>
+    <message>
         <location filename="../settings_dialog.py" line="112"/>
+        <source>Passage order</source>
+        <translation>Порядок фрагментов</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="119"/>
         <source>Choose…</source>
         <translation>Выбрать…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="115"/>
-        <location filename="../settings_dialog.py" line="222"/>
+        <location filename="../settings_dialog.py" line="122"/>
+        <location filename="../settings_dialog.py" line="229"/>
         <source>Data folder</source>
         <translation>Папка данных</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="117"/>
+        <location filename="../settings_dialog.py" line="124"/>
         <source>Serve the local API on 127.0.0.1:8642</source>
         <translation>Локальный API на 127.0.0.1:8642</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="119"/>
+        <location filename="../settings_dialog.py" line="126"/>
         <source>OpenAI-compatible: other programs on this computer can ask your documents. Only this computer can connect.</source>
         <translation>Совместим с OpenAI: другие программы на этом компьютере могут задавать вопросы по вашим документам. Подключиться можно только с этого компьютера.</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="121"/>
+        <location filename="../settings_dialog.py" line="128"/>
         <source>API server</source>
         <translation>API-сервер</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="125"/>
+        <location filename="../settings_dialog.py" line="132"/>
         <source>System</source>
         <translation>Как в системе</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="127"/>
+        <location filename="../settings_dialog.py" line="134"/>
         <source>Takes effect the next time Hearth starts.</source>
         <translation>Вступит в силу при следующем запуске Hearth.</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="128"/>
+        <location filename="../settings_dialog.py" line="135"/>
         <source>Language</source>
         <translation>Язык</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="176"/>
+        <location filename="../settings_dialog.py" line="183"/>
         <source>(default)</source>
         <translation>(по умолчанию)</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="178"/>
+        <location filename="../settings_dialog.py" line="185"/>
         <source>(unavailable)</source>
         <translation>(недоступна)</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="206"/>
+        <location filename="../settings_dialog.py" line="213"/>
         <source>No plan for this model.</source>
         <translation>Для этой модели нет плана.</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="210"/>
+        <location filename="../settings_dialog.py" line="217"/>
         <source>{layers} of {total} layers on the GPU · GPU {gpu} · RAM {ram}</source>
         <translation>слоёв на GPU: {layers} из {total} · GPU {gpu} · ОЗУ {ram}</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="213"/>
+        <location filename="../settings_dialog.py" line="220"/>
         <source>fits</source>
         <translation>помещается</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="213"/>
+        <location filename="../settings_dialog.py" line="220"/>
         <source>does not fit</source>
         <translation>не помещается</translation>
     </message>
@@ -1223,12 +1238,12 @@
         <translation>Проиндексируйте его на новом месте или уберите из библиотеки.</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="140"/>
+        <location filename="../controllers/sources.py" line="135"/>
         <source>Open in another application?</source>
         <translation>Открыть в другом приложении?</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="141"/>
+        <location filename="../controllers/sources.py" line="136"/>
         <source>Hearth could not read this document:
 
 {path}
@@ -1241,12 +1256,12 @@ Open it in the application your system uses for it?</source>
 Открыть его в приложении, которое система использует для таких файлов?</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="160"/>
+        <location filename="../controllers/sources.py" line="155"/>
         <source>Open link?</source>
         <translation>Открыть ссылку?</translation>
     </message>
     <message>
-        <location filename="../controllers/sources.py" line="161"/>
+        <location filename="../controllers/sources.py" line="156"/>
         <source>The answer links to:
 
 {url}
