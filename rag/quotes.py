@@ -93,6 +93,10 @@ class Support:
     # The documents do not seem to answer the question: `text` says so, the quotes are the closest lines, and
     # the model's reply is its unsupported guess (shown on request). See `abstains`.
     abstained: bool = False
+    # What the not-found rule weighed (rag/abstain.py), when it was applied: the evidence, and the similarity to
+    # the question of the line the reply takes its answer from. For measuring (bench/abstain_signals.py); not stored.
+    evidence: float | None = field(default=None, compare=False)
+    answer_line: float | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """Everything, quotes with their passage number and score (to store it and read it back)."""
@@ -288,6 +292,7 @@ def align(
     silent = says_nothing(clean, [PurePath(h.source).name for h in hits])
     refusal = silent or _REFUSAL.match(clean) is not None
     unsupported = not chosen
+    weighed: dict[str, float | None] = {}  # Support.evidence and .answer_line, when the rule is applied
     # The evidence means something only where the embedder reads the question and every passage (an English
     # question over Russian memos found through a translation is far from them to an English-only model).
     if (rarity is not None and readable and calibrated(embedder.name)
@@ -298,19 +303,21 @@ def align(
         # The line the reply takes its answer from, when the reply says something: how close it is to the question.
         lines_used = [] if silent else _answer_lines(sentences, question, unit_terms, language)
         answer_line = max((float(unit_vecs[j] @ q_vec) for j in lines_used), default=None)
+        weighed = {"evidence": score, "answer_line": answer_line}
         if abstains(score, supported=1.0 if silent else supported, refusal=refusal and not silent,
                     answer_line=answer_line):
             # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
             lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
             quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
-            return Support(abstain_text(language), [], quotes, abstained=True)
+            return Support(abstain_text(language), [], quotes, abstained=True, **weighed)
     strong = max((h.score for h in hits), default=0.0) >= strong_passage
     if refusal or (unsupported and strong):
         # The model failed: show what the documents say about the question instead.
         lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
         quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
         text = FALLBACK_PREFIX + " ".join(_cite(q.text, q.passage) for q in quotes)
-        return Support(text, [SentenceSupport(q.text, i, q.passage) for i, q in enumerate(quotes)], quotes, True)
+        return Support(text, [SentenceSupport(q.text, i, q.passage) for i, q in enumerate(quotes)], quotes, True,
+                       **weighed)
 
     # The same sentence from two overlapping passages, or a sentence inside a longer quote of the same
     # document, is one quote; ties go to what the question asks about.
@@ -347,7 +354,7 @@ def align(
         for t, j in picks
     ]
     shown = " ".join(_cite(s.text, s.citation) for s in supports)
-    return Support(shown, supports, quotes, False)
+    return Support(shown, supports, quotes, False, **weighed)
 
 
 def _is_heading(unit: _Unit, hits: Sequence[Hit]) -> bool:
