@@ -105,7 +105,7 @@ class SettingsDialog(QDialog):
         form.addRow(self.tr("Passage size"), self.chunk)
 
         self.ranking = QCheckBox(self.tr("The chat model reads the best passages before answering"))
-        self.ranking.setChecked(_ranking_now(prefs))
+        self.ranking.setChecked(ops.config.model_ranking)  # as it is now: the flags, Settings or HEARTH_*
         self.ranking.setToolTip(self.tr("It puts the passage that answers first, which makes answers more often "
                                         "right. Without a GPU this takes some seconds a question; switch it off "
                                         "for faster answers."))
@@ -241,21 +241,6 @@ class SettingsDialog(QDialog):
         self.prefs.api_server = self.server.isChecked()
         self.prefs.language = self.language.currentData() or ""
         self.prefs.sync()
-
-
-def _ranking_now(prefs: Prefs) -> bool:
-    """Whether the chat model orders the passages now: as chosen in Settings, else HEARTH_MODEL_RANKING, else on."""
-    from app.config import env_model_ranking
-    from inference.errors import UsageError
-    from rag.config import HearthConfig
-
-    if prefs.model_ranking is not None:
-        return bool(prefs.model_ranking)
-    try:
-        from_env = env_model_ranking()
-    except UsageError:  # reported where the configuration is built
-        from_env = None
-    return HearthConfig.model_ranking if from_env is None else from_env
 
 
 def _policy() -> Any:
