@@ -56,7 +56,7 @@ def model_signals(question: str, reply: str, hits: Sequence[Any], model: Any, *,
     """The chat model's signals for one question (see the module docstring); None where it cannot tell."""
     from dataclasses import replace
 
-    from rag.answer import _tidy, passage_label
+    from rag.answer import _user_message
     from rag.likely import prompt
 
     out: dict[str, float | None] = dict.fromkeys(("q_pmi", "q_best", "judge", "reply_pmi", "reply_mean"))
@@ -72,9 +72,9 @@ def model_signals(question: str, reply: str, hits: Sequence[Any], model: Any, *,
     if all(p is not None for p in per_passage) and empty is not None:
         best = max(sum(p) for p in per_passage if p is not None)
         out["q_best"], out["q_pmi"] = best, best - sum(empty)
-    body = "\n\n".join(f"[{i}] ({passage_label(h)})\n{_tidy(h.text)}" for i, h in enumerate(hits, 1))
+    # The passages and the question as the answer's prompt gives them, then the yes-or-no question.
     judge = [{"role": "system", "content": JUDGE_SYSTEM},
-             {"role": "user", "content": f"Passages:\n\n{body}\n\nQuestion: {question}\n\n{JUDGE_ASK}"}]
+             {"role": "user", "content": f"{_user_message(question, hits)}\n\n{JUDGE_ASK}"}]
     yes, no = total(judge, "Yes"), total(judge, "No")
     if yes is not None and no is not None:
         out["judge"] = sum(yes) - sum(no)
@@ -109,7 +109,7 @@ def format_table(summary: dict[str, Any]) -> str:
 
 def run(details: Path, *, data_dir: Path, threads: int | None, limit: int | None = None,
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
-    from rag.answer import fixed_messages, _user_message, build_prompt
+    from rag.answer import build_prompt
     from rag.quotes import align
     from rag.service import Hearth, HearthConfig
     from rag.store import Hit
@@ -118,8 +118,7 @@ def run(details: Path, *, data_dir: Path, threads: int | None, limit: int | None
     model, config = hearth.chat_model, hearth.config
 
     def answer_messages(question: str, hits: Sequence[Any]) -> list[dict[str, str]]:
-        if not hits:
-            return fixed_messages() + [{"role": "user", "content": _user_message(question, [])}]
+        """The answer's prompt, as `ask` builds it (with no passages: the fixed instructions and the question)."""
         return build_prompt(question, hits, n_ctx=model.n_ctx, count_prompt=model.count_prompt,
                             count_tokens=model.count_tokens, max_passage_tokens=config.max_passage_tokens).messages
 
