@@ -1,19 +1,21 @@
 """Retrieval benchmark: how often BM25, dense and Hearth's hybrid ranking put the gold passage on top.
 
     python -m bench.retrieval [--json] [--k 10] [--limit N] [--reuse DIR] [--details FILE] [--threads N]
-                              [--questions FILE | --eval tune|heldout|all]
+                              [--questions FILE | --eval tune|heldout|all] [--rankings NAME,...]
 
 Builds a workspace in a fresh temporary data folder (or in DIR with --reuse, kept and reused: unchanged
 documents are not indexed again), ingests the corpus of bench/corpus.py with the real default embedder,
 then asks every question of bench/data/retrieval_questions.json five times through `Hearth.search`:
 mode "lexical" (reported as bm25), "dense", and "hybrid" without and with each passage's similarity added
-to its fused score (reported as ranks and hearth; ranks is hearth's baseline), with the first ten passages'
-best lines weighed too (`lines=True`, reported as lines; hearth is its baseline), and as `ask` searches, the
+to its fused score, lines off (reported as ranks and hearth; ranks is hearth's baseline), with the first ten
+passages' best lines weighed too (`lines=True`, reported as lines, as `hearth search` ranks since lines
+became its default; hearth, the search before, is its baseline), and as `ask` searches, the
 first five then ordered again by the question's likelihood after each under the default chat model
 (`likely=True`, rag/likely.py, reported as ask; lines is its baseline; --threads also sets the chat
 model's). --eval
 asks that half of the evaluation's answerable questions instead, over the corpus with the Debian FAQ
-(bench.corpus.EVAL).
+(bench.corpus.EVAL). --rankings runs only those (say "hearth,lines": ask reads with the chat model, some
+7 s a question on 2 cores).
 
 A returned passage is a hit for a question when all of these hold:
   - its source path ends with the gold file (whole path components: "a/b.html" never matches "xa/b.html");
@@ -51,7 +53,7 @@ RANKINGS: tuple[tuple[str, str], ...] = (
 )
 # "ranks" is the fusion before each passage's similarity was added to its fused score: the baseline of "hearth".
 OPTIONS: dict[str, dict[str, Any]] = {"ranks": {"similarity_weight": 0.0}}
-LINES = {"lines", "ask"}  # searched with the passages' best lines (Hearth.search(lines=True))
+LINES = {"lines", "ask"}  # searched with the passages' best lines (Hearth.search(lines=True)); the others without
 LIKELY = {"ask"}  # ...and the question's likelihood after each (likely=True): as `ask` searches
 
 
@@ -170,17 +172,18 @@ def run(
     threads: int | None = None,
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
     which: corpus.Corpus = corpus.ENGLISH,
+    rankings: Sequence[tuple[str, str]] = RANKINGS,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Index the documents into data_dir and rank every question each way of RANKINGS; returns (summary,
-    per-question)."""
+    """Index the documents into data_dir and rank every question each way of `rankings` (all of RANKINGS by
+    default); returns (summary, per-question)."""
     from rag.service import Hearth, HearthConfig
 
     hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads, n_threads=threads))
     report, chunks, ingest_s = index_corpus(hearth, documents, questions, log=log)
-    modes = dict(RANKINGS)
+    modes = dict(rankings)
     base = hearth.config.retrieval
     configs = {name: replace(hearth.config, retrieval=replace(base, mode=mode, **OPTIONS.get(name, {})))
-               for name, mode in RANKINGS}
+               for name, mode in rankings}
 
     def search(question: str, name: str) -> list:
         hearth.config = configs[name]
@@ -188,7 +191,7 @@ def run(
 
     # One query per ranking first, timed apart: it loads the embedder and any lazily built index.
     t0 = time.perf_counter()
-    for name, _ in RANKINGS:
+    for name, _ in rankings:
         search("warm-up query", name)
     warmup_s = time.perf_counter() - t0
 
@@ -197,7 +200,7 @@ def run(
     details: list[dict[str, Any]] = [
         {"id": q.id, "paraphrased": q.paraphrased, "gold": _gold_json(q.gold), "rank": {}, "top": {}} for q in questions
     ]
-    for name, _ in RANKINGS:
+    for name, _ in rankings:
         t0 = time.perf_counter()
         results = [search(q.question, name) for q in questions]
         seconds[name] = time.perf_counter() - t0
@@ -208,7 +211,7 @@ def run(
 
     def block(indices: list[int]) -> dict[str, Any]:
         out: dict[str, Any] = {"n": len(indices)}
-        for name, _ in RANKINGS:
+        for name, _ in rankings:
             out[name] = metrics([ranks[name][i] for i in indices], k)
         return out
 
@@ -256,7 +259,7 @@ def format_table(summary: dict[str, Any]) -> str:
         ("literal", summary["subsets"]["literal"]),
         ("paraphrased", summary["subsets"]["paraphrased"]),
     ):
-        for i, (name, _) in enumerate(RANKINGS):
+        for i, (name, _) in enumerate(summary["modes"].items()):
             label = f"{title} ({block['n']})" if i == 0 else ""
             m = block[name]
             ms = f"{summary['seconds'][name] / n * 1000:10.1f}" if title == "all" else ""
@@ -267,7 +270,7 @@ def format_table(summary: dict[str, Any]) -> str:
     lines.append("")
     lines.append(
         f"seconds: ingest {s['ingest']:.1f}, warm-up {s['warmup']:.2f}, "
-        + ", ".join(f"{name} {s[name]:.2f}" for name, _ in RANKINGS)
+        + ", ".join(f"{name} {s[name]:.2f}" for name in summary["modes"])
     )
     return "\n".join(lines)
 
@@ -306,7 +309,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also write each question's ranks and top passages as JSON lines",
     )
     parser.add_argument("--threads", type=int, default=None, help="embedder CPU threads (default: all cores)")
+    parser.add_argument("--rankings", default=None, metavar="NAME,...",
+                        help="only these rankings, comma-separated (default: all of "
+                             + ", ".join(name for name, _ in RANKINGS) + ")")
     args = parser.parse_args(argv)
+    known = dict(RANKINGS)
+    chosen = [n.strip() for n in args.rankings.split(",") if n.strip()] if args.rankings is not None else list(known)
+    unknown = [n for n in chosen if n not in known]
+    if unknown or not chosen:
+        parser.error(f"--rankings takes names among {', '.join(known)}; not {', '.join(unknown) or 'none'}")
+    rankings = tuple((n, known[n]) for n in known if n in chosen)
     if not 5 <= args.k <= 100:
         parser.error("--k must be between 5 and 100 (hit@5 needs at least 5 passages)")
     if args.limit is not None and args.limit < 1:
@@ -329,13 +341,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.reuse.mkdir(parents=True, exist_ok=True)
             summary, details = run(
                 questions, data_dir=args.reuse, documents=documents, k=args.k, threads=args.threads, log=log,
-                which=which,
+                which=which, rankings=rankings,
             )
         else:
             with tempfile.TemporaryDirectory(prefix="hearth-bench-", ignore_cleanup_errors=True) as tmp:
                 summary, details = run(
                     questions, data_dir=Path(tmp), documents=documents, k=args.k, threads=args.threads, log=log,
-                    which=which,
+                    which=which, rankings=rankings,
                 )
     except HearthError as exc:
         log(f"bench.retrieval: error: {exc}")

@@ -166,3 +166,23 @@ def test_hit_rule():
 def test_metrics():
     assert metrics([1, 3, None, 7], 10) == {"hit@1": 0.25, "hit@5": 0.5, "mrr@10": round((1 + 1 / 3 + 1 / 7) / 4, 4)}
     assert metrics([11], 10) == {"hit@1": 0.0, "hit@5": 0.0, "mrr@10": 0.0}
+
+
+def test_rankings_option_refuses_an_unknown_name_and_the_table_shows_only_those_run(capsys):
+    from bench.retrieval import format_table, main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--rankings", "hearth,bogus"])
+    assert exc.value.code == 2
+    assert "bogus" in capsys.readouterr().err
+    block = {"n": 2, "hearth": metrics([1, 2], 10), "lines": metrics([1, 1], 10)}
+    summary = {**block, "k": 10, "modes": {"hearth": "hybrid", "lines": "hybrid"},
+               "subsets": {"literal": block, "paraphrased": block},
+               "corpus": {"packages": [], "documents": 1, "chunks": 3, "failed": 0},
+               "seconds": {"ingest": 1.0, "warmup": 0.1, "hearth": 0.04, "lines": 0.5}}
+    table = format_table(summary)
+    rows = [line.split() for line in table.splitlines() if "hybrid" in line]
+    assert [w for r in rows[:2] for w in r if w in ("hearth", "lines")] == ["hearth", "lines"]
+    assert rows[1][-4:] == ["1.000", "1.000", "1.000", "250.0"]  # lines: both first, 0.5 s over 2 questions
+    assert "ask" not in table and "bm25" not in table
+    assert "lines 0.50" in table  # the seconds of the rankings run, and of those only
