@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-k", type=int, default=5, help="how many passages (default: %(default)s)")
     sp.add_argument("--mode", choices=("hybrid", "dense", "lexical"), default="hybrid",
                     help="ranking: keywords and meaning fused (default), meaning only, keywords only")
+    sp.add_argument("--plain", action="store_true",
+                    help="rank passages as wholes, without reading the first ones' lines (some 0.7 s sooner on "
+                         "2 CPU cores; the first passage is right less often)")
     scope(sp)
     common(sp)
     sp = sub.add_parser("ask", help="answer a question from the documents, with sources")
@@ -379,7 +382,8 @@ def _watch(hearth, args: argparse.Namespace) -> int:
 
 
 def _search(hearth, args: argparse.Namespace) -> int:
-    hits = hearth.search(args.query, k=args.k, workspace=args.workspace, mode=args.mode, scope=args.scope)
+    hits = hearth.search(args.query, k=args.k, workspace=args.workspace, mode=args.mode, scope=args.scope,
+                         lines=False if args.plain else None)
     if args.json:
         print(json.dumps({"hits": [h.to_json() for h in hits]}, ensure_ascii=False))
         return EXIT_OK

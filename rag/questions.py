@@ -68,18 +68,21 @@ class Questions:
     _repairing: Callable[[Callable[[], Any]], Any]
 
     def search(self, query: str, *, k: int = 5, workspace: str = DEFAULT_WORKSPACE, mode: str | None = None,
-               scope: Sequence[Path | str] = (), lines: bool = False, likely: bool = False,
+               scope: Sequence[Path | str] = (), lines: bool | None = None, likely: bool = False,
                cancel: Callable[[], bool] | None = None) -> list[Hit]:
         """The k passages most similar to a query, best first, from fully indexed documents only — and only
-        those under `scope` (indexed files or folders) when it names any. With `lines`, as `ask` searches:
-        passages whose best line is closest to the query move up (slower; rag.retrieval.RetrievalOptions);
-        with `likely` too, the first ones are ordered again by how likely the chat model finds the query after
-        each (rag/likely.py: loads the chat model, and reads each of them; `cancel` stops it)."""
+        those under `scope` (indexed files or folders) when it names any. With `lines` (by default as the
+        configuration's `retrieval.search_lines` says, on unless changed), as `ask` searches: passages whose
+        best line is closest to the query move up (rag.retrieval.RetrievalOptions); with `likely` too, the
+        first ones are ordered again by how likely the chat model finds the query after each (rag/likely.py:
+        loads the chat model, and reads each of them; `cancel` stops it)."""
         workspace = check_workspace(workspace)
         if not query.strip():
             raise UsageError("The question is empty.")
         if not 1 <= k <= 100:
             raise UsageError(f"k must be between 1 and 100, not {k}.")
+        if lines is None:
+            lines = self.config.retrieval.search_lines
         return self._repairing(lambda: self._search(query, k=k, workspace=workspace, mode=mode, scope=scope,
                                                     lines=lines, likely=likely, cancel=cancel))
 
@@ -141,8 +144,8 @@ class Questions:
 
     def _alike(self, question: str, workspace: str) -> set[str]:
         """The documents whose passages answer a question about equally well: similarity within 20 % of the
-        best passage's, among the top five."""
-        hits = self.search(question, k=5, workspace=workspace)
+        best passage's, among the top five (by the passages alone: what made the follow-ups' measures)."""
+        hits = self.search(question, k=5, workspace=workspace, lines=False)
         if not hits:
             return set()
         top = max(h.score for h in hits)

@@ -35,12 +35,14 @@ class RetrievalOptions:
     # A passage's own similarity to the question, times this, is added to its fused score: ranks alone put a
     # passage only the keyword ranking found (similarity 0.2) above the one both rankings place high (0.47).
     similarity_weight: float = 0.2  # the most that costs no follow-up (README "The first passage")
-    # With `lines` (the passages a model answers from), the best line of each of the first `line_candidates`
-    # passages, its similarity to the question times this, is added too: a passage's vector blurs the one
-    # sentence that answers among the others it holds. It embeds some 70 lines a question (0.7 s on 2 cores),
-    # so a plain search, held to 100 ms, does without.
+    # With `lines`, the best line of each of the first `line_candidates` passages, its similarity to the
+    # question times this, is added too: a passage's vector blurs the one sentence that answers among the
+    # others it holds. It embeds some 70 lines a question (about 0.25 s on 2 CPU cores, whatever the index's size).
     line_weight: float = 0.5  # chosen on bench/retrieval.py's dev set and the evaluation's tuning half
     line_candidates: int = 10
+    # Whether `Hearth.search` (the command line's and MCP's search) weighs the lines when its caller does not
+    # say: better first passages on every question set (README "The line that answers"), for that 0.25 s.
+    search_lines: bool = True
     # With `lines` and a chat model that can read back its probabilities, the first `likely_candidates` passages
     # are ordered again by how likely the model finds the question after reading each (query likelihood: the
     # log-probability of the question's tokens, times `likely_weight`, added to the score). It reads each

@@ -69,7 +69,9 @@ def test_the_passage_after_which_the_question_is_likeliest_comes_first(rooms):
     rooms._chat_model = model
     # Without lines (a plain search), or with likely off, or with weight 0, nothing is read.
     model.read.clear()
-    assert names(rooms.search(QUESTION, k=5, likely=True)) == names(rooms.search(QUESTION, k=5))
+    assert names(rooms.search(QUESTION, k=5, lines=False, likely=True)) == names(rooms.search(QUESTION, k=5,
+                                                                                             lines=False))
+    assert names(rooms.search(QUESTION, k=7)) == lined  # a search that does not say weighs lines, reads nothing
     assert names(rooms.search(QUESTION, k=7, lines=True)) == lined
     rooms.config = replace(rooms.config, retrieval=RetrievalOptions(likely_weight=0.0))
     assert names(rooms.search(QUESTION, k=7, lines=True, likely=True)) == lined

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -193,13 +194,22 @@ def holiday_hearth(tmp_path_factory) -> Hearth:
 
 def test_the_passage_whose_one_line_answers_comes_first_when_lines_weigh(holiday_hearth):
     q = "Can unused holiday be carried over into next year?"
-    plain = holiday_hearth.search(q, k=2)
+    plain = holiday_hearth.search(q, k=2, lines=False)
     assert [Path(h.source).name for h in plain] == ["calendar.md", "handbook.md"]  # the whole passage's vector
     assert plain[0].score > plain[1].score + 0.1
     # Its best line ("Unused holiday days may be carried over …") lifts the handbook; scores stay similarities.
     lined = holiday_hearth.search(q, k=2, lines=True)
     assert [Path(h.source).name for h in lined] == ["handbook.md", "calendar.md"]
     assert {h.chunk_id: h.score for h in lined} == {h.chunk_id: h.score for h in plain}
+    # A search that does not say weighs them (the command line's and MCP's), unless the configuration says not.
+    assert [h.chunk_id for h in holiday_hearth.search(q, k=2)] == [h.chunk_id for h in lined]
+    unsaid = replace(holiday_hearth.config, retrieval=RetrievalOptions(search_lines=False))
+    holiday_hearth.config, saved = unsaid, holiday_hearth.config
+    try:
+        assert [h.chunk_id for h in holiday_hearth.search(q, k=2)] == [h.chunk_id for h in plain]
+        assert [h.chunk_id for h in holiday_hearth.search(q, k=2, lines=True)] == [h.chunk_id for h in lined]
+    finally:
+        holiday_hearth.config = saved
     # Off, the option changes nothing.
     off = replace(holiday_hearth.config, retrieval=RetrievalOptions(line_weight=0.0))
     holiday_hearth.config, saved = off, holiday_hearth.config
@@ -207,6 +217,19 @@ def test_the_passage_whose_one_line_answers_comes_first_when_lines_weigh(holiday
         assert [h.chunk_id for h in holiday_hearth.search(q, k=2, lines=True)] == [h.chunk_id for h in plain]
     finally:
         holiday_hearth.config = saved
+
+
+def test_the_command_lines_search_weighs_lines_and_plain_does_not(holiday_hearth, capsys):
+    from app.cli import main
+
+    def first(*extra: str) -> list[str]:
+        argv = ["--data-dir", str(holiday_hearth.config.data_dir), "search",
+                "Can unused holiday be carried over into next year?", "-k", "2", "--json", *extra]
+        assert main(argv) == 0
+        return [Path(h["source"]).name for h in json.loads(capsys.readouterr().out)["hits"]]
+
+    assert first() == ["handbook.md", "calendar.md"]
+    assert first("--plain") == ["calendar.md", "handbook.md"]
 
 
 def test_ask_weighs_lines_for_a_question_as_asked_but_not_for_a_follow_up_made_standalone(holiday_hearth,
