@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -304,6 +304,66 @@ def cited_numbers(text: str, n_sources: int) -> list[int]:
     return seen
 
 
+# A passage's header as the prompt gives it: "[2] (notes.md, Travel)". A reply that opens with one, or is
+# nothing but a number in brackets, copies the prompt's layout instead of answering: the default 0.5B model
+# did so for 7 of the 50 questions of the evaluation's tuning half ("[1]", or "[1] (choosing.en.html, 3.1.10.
+# …)" and the passage after it). Asked again with START_IN_WORDS after the question, it answered in words for
+# all 7 (README "Not found is an answer").
+_HEADER = re.compile(r"\[\d{1,3}\]\s*")
+_HEADER_OPENING = re.compile(r"\[\d{0,3}")  # what a reply has written while it may still become one
+START_IN_WORDS = "Start with the answer in words, not with a passage number."
+_HOLD_CHARS = 16  # an opening still undecided after this much text is shown as it is
+
+
+def copies_header(text: str, *, final: bool) -> bool | None:
+    """Whether a reply (as written so far, or whole when `final`) opens by copying a passage's header:
+    "[1]" alone, or "[1] (" and a label. None while the opening cannot tell yet ("[", "[1] ")."""
+    opening = text.lstrip()
+    m = _HEADER.match(opening)
+    if m is not None:
+        rest = opening[m.end():]
+        if rest.startswith("("):
+            return True
+        if not rest.strip():
+            return True if final else None
+        return False
+    if not final and len(opening) < _HOLD_CHARS and (not opening or _HEADER_OPENING.fullmatch(opening)):
+        return None
+    return False
+
+
+def _read(stream: Iterator[str], on_token: Callable[[str], None] | None, *, hold: bool
+          ) -> tuple[list[str], float | None]:
+    """A reply's pieces and when the first came, each passed on to `on_token` as it comes; with `hold`, an
+    opening that may be a copied passage header is passed on only once it is not one, and the model is
+    stopped as soon as it is (the copy would run on to the whole passage)."""
+    pieces: list[str] = []
+    first: float | None = None
+    told = not hold
+    try:
+        for piece in stream:
+            if first is None:
+                first = time.perf_counter()
+            pieces.append(piece)
+            if not told:
+                copying = copies_header("".join(pieces), final=False)
+                if copying:
+                    break
+                if copying is None:
+                    continue
+                told = True
+                piece = "".join(pieces)
+            if on_token is not None:
+                on_token(piece)
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()  # a stopped generator frees the model (llama.cpp's lock) now, not when collected
+    if not told and on_token is not None and pieces and not copies_header("".join(pieces), final=True):
+        on_token("".join(pieces))
+    return pieces, first
+
+
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORD = re.compile(r"[^\W\d_]{4,}")
 _UNSAID = re.compile(r"\b(?:do(?:es)? not|don't|doesn't)\s+(?:say|mention|contain|state)", re.IGNORECASE)
@@ -370,15 +430,18 @@ def answer(
             if attempt:
                 raise
             n_ctx = n_ctx * 3 // 4  # the count was off (a model without count_prompt): budget tighter
-    # Pieces are shown as they come; the final text drops citations of passages that were not given.
-    pieces: list[str] = []
-    first: float | None = None
-    for piece in stream:
-        if first is None:
-            first = time.perf_counter()
-        pieces.append(piece)
-        if on_token is not None:
-            on_token(piece)
+    # Pieces are shown as they come, but for a reply's opening that may be a copied passage header (see
+    # `copies_header`): held until it is told, and, when it is one, not shown at all; the model is asked
+    # again once, with the question's message told to start in words. The final text drops citations of
+    # passages that were not given.
+    pieces, first = _read(stream, on_token, hold=True)
+    retried = copies_header("".join(pieces), final=True)
+    if retried:
+        again = [*prompt.messages[:-1], {**prompt.messages[-1],
+                                         "content": f"{prompt.messages[-1]['content']}\n{START_IN_WORDS}"}]
+        room = prompt.max_tokens - model.count_tokens(START_IN_WORDS) - 2
+        pieces, _ = _read(model.stream(again, max_tokens=max(MIN_ANSWER_TOKENS, room), cancel=cancel), on_token,
+                          hold=False)
     end = time.perf_counter()
     text = clean_citations("".join(pieces).strip(), len(prompt.passages))
     timings = {
@@ -395,6 +458,8 @@ def answer(
         "turns_dropped": prompt.dropped_turns,
     }
     usage.update({k: int(v) for k, v in model.last_usage.items() if k in ("cached_tokens", "completion_tokens")})
+    if retried:
+        usage["asked_again"] = 1  # the first reply copied a passage header (copies_header)
     cited = cited_numbers(text, len(prompt.passages))
     supported = [] if cited else supporting_passages(text, question, prompt.passages)
     return Answer(text, list(prompt.passages), cited, timings, usage, supported=supported)

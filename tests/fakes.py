@@ -39,14 +39,24 @@ class HashEmbedder:
 
 
 class ScriptedModel(ChatModelDefaults):
-    """A chat model that replies with fixed text, one word per piece, and records its prompts."""
+    """A chat model that replies with fixed text, one word per piece, and records its prompts. Given several
+    replies, it gives them in turn, the last one from then on."""
 
     name = "scripted"
 
-    def __init__(self, reply: str, *, n_ctx: int = 4096) -> None:
-        self.reply = reply
+    def __init__(self, reply: str | Sequence[str], *, n_ctx: int = 4096) -> None:
+        self.replies = [reply] if isinstance(reply, str) else list(reply)
         self.n_ctx = n_ctx
         self.prompts: list[list[dict[str, str]]] = []
+
+    @property
+    def reply(self) -> str:
+        """The reply it gives from now on (setting it replaces every scripted reply)."""
+        return self.replies[-1]
+
+    @reply.setter
+    def reply(self, text: str) -> None:
+        self.replies = [text]
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())
@@ -60,7 +70,8 @@ class ScriptedModel(ChatModelDefaults):
         cancel: Callable[[], bool] | None = None,
     ) -> Iterator[str]:
         self.prompts.append(list(messages))
-        for i, word in enumerate(self.reply.split(" ")):
+        reply = self.replies[0] if len(self.replies) == 1 else self.replies.pop(0)
+        for i, word in enumerate(reply.split(" ")):
             if cancel is not None and cancel():
                 raise Cancelled()
             yield word if i == 0 else " " + word

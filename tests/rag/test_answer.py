@@ -11,6 +11,7 @@ import pytest
 from inference.errors import Cancelled
 from rag.answer import (
     NOTHING_FOUND,
+    START_IN_WORDS,
     SYSTEM_PROMPT,
     Turn,
     answer,
@@ -18,6 +19,7 @@ from rag.answer import (
     supporting_passages,
     cited_numbers,
     clean_citations,
+    copies_header,
     fixed_messages,
 )
 from rag.store import Hit
@@ -130,6 +132,39 @@ def test_uncited_answers_are_matched_to_the_passage_holding_their_figures():
     assert [s["supports"] for s in a.to_json()["sources"]] == [False, True]
     cited = answer(q, passages, ScriptedModel("EUR 60 [2]."))
     assert cited.cited == [2] and cited.supported == []
+
+
+def test_a_reply_opening_with_a_copied_passage_header_is_never_shown_and_the_model_is_asked_again():
+    passages = [hit(1), hit(2, page=4), hit(3)]
+    for first in ("[2] (notes.md, Leave) Staff get 28 days of leave a year and", "[1]", " [3] ", "[2]\n(notes.md)"):
+        model = ScriptedModel([first, "Staff get 28 days [2]."])
+        got: list[str] = []
+        a = answer("How many days?", passages, model, on_token=got.append)
+        assert "".join(got) == a.text == "Staff get 28 days [2]." and a.cited == [2], first
+        assert a.usage["asked_again"] == 1
+        asked, again = (p[-1]["content"] for p in model.prompts)
+        assert again == f"{asked}\n{START_IN_WORDS}" and model.prompts[0][:-1] == model.prompts[1][:-1]
+
+
+def test_a_reply_that_only_cites_first_or_merely_opens_with_a_bracket_is_shown_as_it_comes():
+    for reply in ("[2] Staff get 28 days.", "[Note] Staff get 28 days [2].", "[2, 3] say 28 days.",
+                  "Staff get 28 days [2]."):
+        model = ScriptedModel([reply, "never asked"])
+        got: list[str] = []
+        a = answer("How many days?", [hit(1), hit(2), hit(3)], model, on_token=got.append)
+        assert "".join(got) == reply and len(model.prompts) == 1 and "asked_again" not in a.usage, reply
+    got = []
+    answer("How many days?", [hit(1), hit(2)], ScriptedModel("[2] Staff get 28 days."), on_token=got.append)
+    assert got[0] == "[2] Staff" and got[1:] == [" get", " 28", " days."]  # held only until it could tell
+
+
+def test_copies_header_tells_as_soon_as_the_opening_can():
+    assert copies_header("[1] (", final=False) is True
+    assert copies_header("[12]", final=True) is True and copies_header("[12]", final=False) is None
+    assert copies_header("[", final=False) is None and copies_header("", final=False) is None
+    assert copies_header("[1] The", final=False) is False and copies_header("The [1] (x)", final=False) is False
+    assert copies_header("[", final=True) is False and copies_header("", final=True) is False
+    assert copies_header("[1234567890123456789", final=False) is False  # not a passage number
 
 
 def test_answer_with_nothing_found_needs_no_model():
