@@ -308,7 +308,8 @@ def cited_numbers(text: str, n_sources: int) -> list[int]:
 # nothing but a number in brackets, copies the prompt's layout instead of answering: the default 0.5B model
 # did so for 7 of the 50 questions of the evaluation's tuning half ("[1]", or "[1] (choosing.en.html, 3.1.10.
 # …)" and the passage after it). Asked again with START_IN_WORDS after the question, it answered in words for
-# all 7 (README "Not found is an answer").
+# all 7 (README "Not found is an answer"). Only for English questions: on Russian memos it copied the passage for
+# all 4 test questions, each copy holding the answer, and asked again it answered 1 of the 4 right.
 _HEADER = re.compile(r"\[\d{1,3}\]\s*")
 _HEADER_OPENING = re.compile(r"\[\d{0,3}")  # what a reply has written while it may still become one
 START_IN_WORDS = "Start with the answer in words, not with a passage number."
@@ -430,12 +431,13 @@ def answer(
             if attempt:
                 raise
             n_ctx = n_ctx * 3 // 4  # the count was off (a model without count_prompt): budget tighter
-    # Pieces are shown as they come, but for a reply's opening that may be a copied passage header (see
-    # `copies_header`): held until it is told, and, when it is one, not shown at all; the model is asked
-    # again once, with the question's message told to start in words. The final text drops citations of
-    # passages that were not given.
-    pieces, first = _read(stream, on_token, hold=True)
-    retried = copies_header("".join(pieces), final=True)
+    # Pieces are shown as they come, but for an English question's reply an opening that may be a copied
+    # passage header (see `copies_header`) is held until it is told, and, when it is one, not shown at all; the
+    # model is asked again once, with the question's message told to start in words. The final text drops
+    # citations of passages that were not given.
+    english = detect(question) == DEFAULT_LANGUAGE  # where asking again was measured to help (START_IN_WORDS)
+    pieces, first = _read(stream, on_token, hold=english)
+    retried = english and copies_header("".join(pieces), final=True)
     if retried:
         again = [*prompt.messages[:-1], {**prompt.messages[-1],
                                          "content": f"{prompt.messages[-1]['content']}\n{START_IN_WORDS}"}]

@@ -158,6 +158,15 @@ def test_a_reply_that_only_cites_first_or_merely_opens_with_a_bracket_is_shown_a
     assert got[0] == "[2] Staff" and got[1:] == [" get", " 28", " days."]  # held only until it could tell
 
 
+def test_a_question_in_another_language_gets_its_first_reply_as_it_comes():
+    # Asked again, the default model answered Russian memo questions worse than its copied passage did.
+    reply = "[1] (sutochnye.txt) При поездке за рубеж суточные выплачиваются в размере 50 евро."
+    model = ScriptedModel([reply, "never asked"])
+    got: list[str] = []
+    a = answer("Какой размер суточных при поездках за границу?", [hit(1), hit(2)], model, on_token=got.append)
+    assert "".join(got) == reply and len(model.prompts) == 1 and "asked_again" not in a.usage
+
+
 def test_copies_header_tells_as_soon_as_the_opening_can():
     assert copies_header("[1] (", final=False) is True
     assert copies_header("[12]", final=True) is True and copies_header("[12]", final=False) is None
