@@ -51,7 +51,7 @@ class ScriptedModel(ChatModelDefaults):
 
     @property
     def reply(self) -> str:
-        """The reply it gives from now on (setting it replaces every scripted reply)."""
+        """The last scripted reply, the one it keeps giving (setting it replaces them all)."""
         return self.replies[-1]
 
     @reply.setter
