@@ -266,9 +266,11 @@ def align(
         meaning = 1.0 if readable else 0.0
         return _question_scores(question, units, unit_vecs, unit_terms, q_vec, meaning=meaning, language=language)
 
+    asked_exact = _exact_tokens(question)
+
     def best(vec: np.ndarray, text: str) -> tuple[int, float, bool]:
         """The best unit for a sentence, its 0..1 score, and whether the unit holds all its code-like tokens."""
-        terms, exact = _terms(text, language), _exact_tokens(text)
+        terms, exact = _terms(text, language), _exact_tokens(text) - asked_exact
         scores = unit_vecs @ vec + 0.5 * np.array([_overlap(terms, ut) for ut in unit_terms])
         norm = 1.5
         if exact:  # a path, option or figure copied whole is strong evidence
@@ -279,9 +281,13 @@ def align(
 
     chosen: dict[int, float] = {}
     picks: list[tuple[str, int | None]] = []
+    labels = 0  # sentences that only copy a passage's heading ("[13.3. How can I contribute …?]"): no claim
     for text, vec in zip(sentences, sent_vecs, strict=True):
         j, score, all_exact = best(vec, text)
-        if (score >= threshold or (all_exact and score >= rescue)) and not _REFUSAL.match(text):
+        if any(names_heading(text, h.heading) for h in hits):
+            labels += 1
+            picks.append((text, None))
+        elif (score >= threshold or (all_exact and score >= rescue)) and not _REFUSAL.match(text):
             chosen[j] = max(chosen.get(j, 0.0), score)
             picks.append((text, j))
         else:
@@ -289,7 +295,7 @@ def align(
 
     # A reply of citations and the passages' labels alone ("[3] (backup.html, 9.10.2. Restoring …)") says
     # nothing: the passages' lines stand in for it like for a refusal, but it is no sign they lack the answer.
-    silent = says_nothing(clean, [PurePath(h.source).name for h in hits])
+    silent = says_nothing(clean, [PurePath(h.source).name for h in hits]) or (picks and labels == len(picks))
     refusal = silent or _REFUSAL.match(clean) is not None
     unsupported = not chosen
     weighed: dict[str, float | None] = {}  # Support.evidence and .answer_line, when the rule is applied
@@ -297,7 +303,8 @@ def align(
     # question over Russian memos found through a translation is far from them to an English-only model).
     if (rarity is not None and readable and calibrated(embedder.name)
             and all(reads(embedder, h.text[:_READ_SAMPLE], RetrievalOptions.unread_tokens_per_word) for h in hits)):
-        supported = sum(j is not None for _, j in picks) / len(picks) if picks else 0.0
+        claims = len(picks) - labels
+        supported = sum(j is not None for _, j in picks) / claims if claims else 0.0
         score = evidence(unit_vecs, q_vec, missing_share(rarity, hits, question))
         # For a reply that says nothing, the evidence alone decides, as for one the aligner bore out.
         # The line the reply takes its answer from, when the reply says something: how close it is to the question.

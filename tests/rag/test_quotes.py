@@ -109,6 +109,45 @@ def test_support_survives_json(hearth):
     assert s.quotes and Support.from_json(s.to_json()) == s
 
 
+@pytest.mark.parametrize(
+    ("question", "passage", "reply", "borne_out"),
+    [
+        # "non-profit" is the question's word: the passage says "not-for-profit", which does not make the reply
+        # any less borne out.
+        ("Which US non-profit collects money on behalf of the project?",
+         "Behind the project stands SPI, an American not-for-profit association that holds its money and assets.",
+         "The US non-profit collects money on behalf of the project through the SPI association, which is known "
+         "as a trusted organization.", True),
+        # "i386" is the question's word too: the passage holding it bears out nothing the reply claims about it.
+        ("In which future release will the project drop the i386 architecture?",
+         "Installation images are built for amd64, arm64 and i386 with every stable release.",
+         "The project will drop the i386 architecture in the squeeze release.", False),
+    ],
+)
+def test_code_like_words_the_reply_repeats_from_the_question_are_no_evidence(hearth, question, passage, reply,
+                                                                             borne_out):
+    from rag.store import Hit
+
+    hits = [Hit("project.md", None, "About the project", 0.3, passage, 0, len(passage), "project.md#0")]
+    s = align(reply, question, hits, embedder=hearth.embedder)
+    assert not s.fallback  # a passage this weak (0.3) does not stand in for the reply
+    assert [sentence.support is not None for sentence in s.sentences] == [borne_out]
+
+
+@pytest.mark.parametrize("reply", ["[4.2. How can I donate to the association?]",
+                                   "The IBAN should be [4.2. How can I donate to the association?]."])
+def test_a_reply_that_copies_a_heading_claims_nothing(hearth, reply):
+    from rag.store import Hit
+
+    text = ("4.2. How can I donate to the association?\nDonations pay for the servers and the yearly meeting. "
+            "The donations page lists the ways to give.")
+    hits = [Hit("club.md", None, "4. Money › 4.2. How can I donate to the association?", 0.6, text, 0, len(text),
+                "club.md#3")]
+    s = align(reply, "What IBAN should I use to donate to the association?", hits, embedder=hearth.embedder)
+    assert s.fallback  # the passage's lines stand in for a reply that copied its title
+    assert all("How can I donate" not in q.text for q in s.quotes)
+
+
 def test_a_heading_alone_is_never_a_quote_for_the_question(hearth):
     q = "What is the daily meal allowance for travel abroad?"
     s = align("The daily meal allowance for travel abroad is EUR 60 [1].", q, hearth.search(q), embedder=hearth.embedder)
