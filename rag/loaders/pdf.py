@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 _NON_TEXT = re.compile("[\ufffe\uffff\u00ad\x02]")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
 _SCAN_DPI = 300  # pages without a text layer are rendered at this resolution for OCR
+_ROMAN = re.compile(r"m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})")  # lower-case page numbers: iv, xii
+_RUNNING_MIN_PAGES = 3  # a line that recurs in the same place on fewer pages is not told from text that repeats
+_RUNNING_LINES = 2  # lines a running header or footer may take ("Acme Ltd - Confidential", then "Page 3 of 12")
 
 
 def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
@@ -56,6 +60,7 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
                     # One damaged page should not cost the reader the rest of the document.
                     texts.append(" ")
                     failed += 1
+            texts = without_running_lines(texts)
             scans, why_not = _read_scans(path, document, [i for i, t in enumerate(texts) if not t.strip()], limits)
         finally:
             document.close()
@@ -80,6 +85,42 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
             hint="If it is a scan, scan it again more legibly (300 dpi, dark print) or run other OCR software on it.",
         )
     return scan.attach(sections, {index + 1: page for index, page in scans.items()})
+
+
+def without_running_lines(texts: list[str]) -> list[str]:
+    """The pages' texts without their running headers and footers ("Staff Handbook 3 / 57" atop every page): a
+    first or last line that, page numbers aside, recurs in that place on at least half of the pages with text,
+    and on three or more. They would otherwise open a passage in every page, where search, the model and the
+    quotes take them for text. The first page with text, often a cover with the title, is kept as it is, and
+    no page loses its only line."""
+    pages = [text.split("\n") for text in texts]
+    with_text = [i for i, lines in enumerate(pages) if any(line.strip() for line in lines)][1:]
+    if len(with_text) < _RUNNING_MIN_PAGES:
+        return texts
+    floor = max(_RUNNING_MIN_PAGES, (len(with_text) + 1) // 2)
+    for end in (0, -1):
+        for _ in range(_RUNNING_LINES):
+            edge = {}  # page index -> its first (last) line with text, on pages with another one
+            for i in with_text:
+                kept = [n for n, line in enumerate(pages[i]) if line.strip()]
+                if len(kept) > 1:
+                    edge[i] = kept[end]
+            keys = {i: _page_line_key(pages[i][n], len(pages)) for i, n in edge.items()}
+            running = {key for key, count in Counter(keys.values()).items() if count >= floor}
+            if not running:
+                break
+            for i, n in edge.items():
+                if keys[i] in running:
+                    del pages[i][n]
+    return ["\n".join(lines) for lines in pages]
+
+
+def _page_line_key(line: str, page_count: int) -> str:
+    """A line without its page numbers (figures up to the page count, roman numerals) and punctuation: "#" for
+    a page number alone. Other figures stay, so lines that differ in them ("21 days", "22 days") differ."""
+    words = [w for w in re.findall(r"\w+", line.casefold())
+             if not (w.isdecimal() and len(w) < 7 and int(w) <= page_count) and not _ROMAN.fullmatch(w)]
+    return " ".join(words) or "#"
 
 
 def _read_scans(path: Path, document: pypdfium2.PdfDocument, indices: list[int],

@@ -395,6 +395,43 @@ def test_pdf_page_without_text_is_skipped_and_numbers_kept(tmp_path: Path) -> No
     check_offsets(sections)
 
 
+class _HandbookPdf(FPDF):
+    """Pages with a running header (title and page number, roman on the front matter) and a footer."""
+
+    def header(self) -> None:
+        if self.page_no() > 1:
+            roman = ["", "i", "ii", "iii"]
+            number = roman[self.page_no() - 1] if self.page_no() <= 4 else f"{self.page_no() - 4} / 6"
+            self.cell(0, 6, f"Acme Staff Handbook {number}", new_x="LMARGIN", new_y="NEXT")
+
+    def footer(self) -> None:
+        self.set_y(-15)
+        self.cell(0, 6, f"Acme Ltd - Confidential - Page {self.page_no()} of {{nb}}")
+
+
+def test_pdf_running_headers_and_footers_are_left_out(tmp_path: Path) -> None:
+    pdf = _HandbookPdf()
+    pdf.set_font("Helvetica", size=12)
+    bodies = ["Acme Staff Handbook\nEdition 2026"] + [f"Section {n}. Staff get {20 + n} days of leave." for n in range(1, 10)]
+    for body in bodies:
+        pdf.add_page()
+        pdf.multi_cell(0, 6, body, new_x="LMARGIN", new_y="NEXT")
+    path = tmp_path / "handbook.pdf"
+    pdf.output(str(path))
+    sections = load(path)
+    check_offsets(sections)
+    # The cover keeps its lines (the title is the document's), a footer included; no other page keeps either.
+    assert sections[0].text.startswith("Acme Staff Handbook\nEdition 2026")
+    assert [s.text for s in sections[1:]] == bodies[1:]
+
+
+def test_pdf_lines_that_recur_on_few_pages_are_kept(tmp_path: Path) -> None:
+    pages = ["Cover.", "Summary\nLeave is 25 days.", "Summary\nTravel is by train.", "Contacts\nAsk HR.",
+             "Notes\nNothing else.", "Notes\nEnd.", "Index\nLeave, travel."]
+    sections = load(write_pdf(tmp_path / "plain.pdf", pages))
+    assert [s.text for s in sections] == pages  # "Summary" and "Notes" open two pages of six, not half
+
+
 def test_pdf_bookmarks_become_headings(tmp_path: Path) -> None:
     path = write_pdf(tmp_path / "marked.pdf", ["One.", "Two.", None, "Four."], bookmarks=True)
     assert [(s.page, s.heading) for s in load(path)] == [(1, "Part 1"), (2, "Part 2"), (4, "Part 4")]
