@@ -295,7 +295,7 @@ def align(
 
     # A reply of citations and the passages' labels alone ("[3] (backup.html, 9.10.2. Restoring …)") says
     # nothing: the passages' lines stand in for it like for a refusal, but it is no sign they lack the answer.
-    silent = says_nothing(clean, [PurePath(h.source).name for h in hits]) or (picks and labels == len(picks))
+    silent = says_nothing(clean, [PurePath(h.source).name for h in hits]) or (bool(picks) and labels == len(picks))
     refusal = silent or _REFUSAL.match(clean) is not None
     unsupported = not chosen
     weighed: dict[str, float | None] = {}  # Support.evidence and .answer_line, when the rule is applied
