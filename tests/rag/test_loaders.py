@@ -412,7 +412,8 @@ class _HandbookPdf(FPDF):
 def test_pdf_running_headers_and_footers_are_left_out(tmp_path: Path) -> None:
     pdf = _HandbookPdf()
     pdf.set_font("Helvetica", size=12)
-    bodies = ["Acme Staff Handbook\nEdition 2026"] + [f"Section {n}. Staff get {20 + n} days of leave." for n in range(1, 10)]
+    bodies = ["Acme Staff Handbook\nEdition 2026"]
+    bodies += [f"Section {n}. Staff get {20 + n} days of leave." for n in range(1, 10)]
     for body in bodies:
         pdf.add_page()
         pdf.multi_cell(0, 6, body, new_x="LMARGIN", new_y="NEXT")
