@@ -102,8 +102,8 @@ EVAL_UNANSWERABLE = QUESTIONS_FILE.parent / "eval_unanswerable.json"
 
 
 def eval_questions(split: str) -> tuple[list[Question], dict[str, tuple[str, ...]]]:
-    """The evaluation sets' questions of one part ('tune', 'tune2', 'heldout' or 'all'), unanswerable ones first (they
-    have no gold phrases), and the answerable ones' gold phrases by id."""
+    """The evaluation sets' questions of one part ('tune', 'tune2', 'heldout' or 'all'), unanswerable ones first
+    (they have no gold phrases), and the answerable ones' gold phrases by id."""
     chosen = [q["id"] for path in (EVAL_UNANSWERABLE, EVAL_ANSWERABLE)
               for q in json.loads(path.read_text(encoding="utf-8"))["questions"] if split in ("all", q["split"])]
     unanswerable = {q["id"]: q for q in json.loads(EVAL_UNANSWERABLE.read_text(encoding="utf-8"))["questions"]}
@@ -333,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--questions", type=Path, default=QUESTIONS_FILE, help="question file (default: %(default)s)")
     parser.add_argument("--eval", choices=("tune", "tune2", "heldout", "all"), default=None,
-                        help="instead: that half of the evaluation sets (bench/data/eval_*.json, answerable and "
+                        help="instead: that part of the evaluation sets (bench/data/eval_*.json, answerable and "
                              "unanswerable questions) over the corpus with the Debian FAQ")
     parser.add_argument(
         "--corpus-cache",

@@ -293,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--questions", type=Path, default=QUESTIONS_FILE, help="question file (default: %(default)s)")
     parser.add_argument("--eval", choices=("tune", "tune2", "heldout", "all"), default=None,
-                        help="instead: that half of the evaluation's answerable questions (bench/data/"
+                        help="instead: that part of the evaluation's answerable questions (bench/data/"
                              "eval_answerable.json) over the corpus with the Debian FAQ")
     parser.add_argument(
         "--corpus-cache",
