@@ -88,6 +88,25 @@ def says_nothing(reply: str, file_names: Sequence[str]) -> bool:
     return not re.search(r"\w", re.sub(r"\([^()]*\)", label, reply))
 
 
+_FIGURE = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*")
+# A list item's number ("2. Add…"), or one alone on its line (a last item cut off: "6").
+_LIST_MARKER = re.compile(r"^\s*\d{1,2}(?:[.)](?=\s)|[.)]?\s*$)", re.MULTILINE)
+
+
+def invented_figures(reply: str, texts: Sequence[str]) -> list[str]:
+    """The figures of a reply that neither the question nor any passage holds ("founded in 1994" when no
+    passage says 1994): the model made them up. A list's item numbers (a number alone on its line among them)
+    and what stands in brackets (citations, the passages' labels: "(guide.pdf, page 53)") are not figures the
+    reply states; "1,000" and "1000" are the same figure."""
+
+    def figures(text: str) -> set[str]:
+        return {m.group(0).replace(",", "") for m in _FIGURE.finditer(text)}
+
+    stated = _LIST_MARKER.sub("", re.sub(r"\[\d{1,2}\]|\([^()]*\)", " ", reply))
+    held = figures(" ".join(texts))
+    return sorted(f for f in figures(stated) if f not in held)
+
+
 def evidence(unit_vecs: np.ndarray, q_vec: np.ndarray, missing: float) -> float:
     """How well the passages seem to answer: their best line's similarity to the question, less the share
     of the question's words they lack."""
@@ -95,15 +114,17 @@ def evidence(unit_vecs: np.ndarray, q_vec: np.ndarray, missing: float) -> float:
     return best - MISSING_WEIGHT * missing
 
 
-def abstains(evidence_score: float, *, supported: float, refusal: bool, answer_line: float | None = None) -> bool:
+def abstains(evidence_score: float, *, supported: float, refusal: bool, answer_line: float | None = None,
+             invented: bool = False) -> bool:
     """Whether to say the documents do not seem to answer, given the evidence, the share of the reply's
-    sentences the aligner bore out, whether the reply was a refusal, and how close to the question the
-    passage line is that the reply takes its answer from (None when it takes none).
+    sentences the aligner bore out, whether the reply was a refusal, how close to the question the
+    passage line is that the reply takes its answer from (None when it takes none), and whether the reply
+    states a figure no passage holds (`invented_figures`): that one is made up, whatever the evidence.
 
     A reply whose answer comes from a line about something else ("The name of the program Falcot's
     accounting department uses is firefox-esr." from "Depends: firefox-esr | www-browser") is the model
     filling the gap with whatever the passages held, however close other lines come to the question."""
-    if answer_line is not None and answer_line < OFF_QUESTION_BELOW:
+    if invented or (answer_line is not None and answer_line < OFF_QUESTION_BELOW):
         return True
     weak_reply = refusal or supported < SUPPORTED_SHARE
     if evidence_score < ABSTAIN_BELOW:  # too little evidence, but for a reply borne out by a line on the question

@@ -154,6 +154,30 @@ def test_a_reply_whose_answer_comes_from_a_line_about_something_else_is_not_foun
     assert not kept.abstained and kept.sentences[0].citation == 1
 
 
+def test_a_figure_no_passage_holds_is_made_up():
+    passages = ["Debian France was created in 2006 and collects donations.", "dpkg 1.2.18 keeps a log."]
+    assert abstain.invented_figures("The association was founded in 1994.", passages) == ["1994"]
+    assert abstain.invented_figures("It was created in 2006.", passages) == []
+    assert abstain.invented_figures("The log came with dpkg 1.2.18, in 1,994 lines.", passages) == ["1994"]
+    # Item numbers of a list (a last one cut off included) and labels in brackets state no figure.
+    assert abstain.invented_figures("1. Install it.\n2. Log in (guide.pdf, page 53) [4].\n6", passages) == []
+    # A figure the question holds is the question's, not the model's.
+    assert abstain.invented_figures("Yes, 4 members.", ["How many of the 4 members voted?"]) == []
+    # A made-up figure gives way to not found whatever the evidence and the support.
+    assert abstain.abstains(0.90, supported=1.0, refusal=False, answer_line=0.80, invented=True)
+
+
+def test_a_reply_with_a_figure_the_notes_do_not_hold_is_not_found(hearth):
+    q = "How many days of annual leave does an employee get?"
+
+    def reply(text: str) -> Support:
+        return align(text, q, hearth.search(q), embedder=hearth.embedder, rarity=hearth.store.rarity(q))
+
+    assert not reply("Every employee gets 28 days of paid annual leave a year.").abstained
+    made_up = reply("Every employee gets 30 days of paid annual leave a year.")
+    assert made_up.abstained and "28 days" in " ".join(x.text for x in made_up.quotes)
+
+
 def test_an_abstaining_support_survives_json(hearth):
     q = "What is the door code of the server room?"
     s = align("It is 1200.", q, hearth.search(q), embedder=hearth.embedder, rarity=hearth.store.rarity(q))
