@@ -8,7 +8,8 @@ the question's rarer words no passage holds at all ("door", "code"). `evidence` 
 (`abstains`) also looks at the reply: one the aligner cannot bear out, or a refusal, gives way over a wider
 band of evidence than one it can; one whose answer the model took from a line far from the question
 (`OFF_QUESTION_BELOW`) gives way whatever the evidence, and one borne out from a line close to it
-(`ON_QUESTION`) stands on less evidence than another.
+(`ON_QUESTION`) stands on less evidence than another. A reply that states a figure neither the question nor
+any passage holds ("founded in 1994") made it up, and gives way whatever the evidence (`invented_figures`).
 
 The weights and bounds were chosen on the tuning half of bench/data/eval_*.json (30 answerable and 20
 unanswerable questions, the default models; see README "Not found is an answer") and are reported on the
