@@ -61,7 +61,9 @@ def test_the_evaluation_halves_hold_both_kinds():
 
     questions, answers = eval_questions("heldout")
     assert len(questions) == 50 and sum(1 for q in questions if not answers.get(q.id)) == 20
-    assert len(eval_questions("all")[0]) == 100
+    questions, answers = eval_questions("tune2")
+    assert len(questions) == 40 and sum(1 for q in questions if not answers.get(q.id)) == 20
+    assert len(eval_questions("all")[0]) == 140
 
 
 def test_shares_count_quotes_among_questions_whose_answer_was_given():
