@@ -38,6 +38,13 @@ if TYPE_CHECKING:
     from inference.embedder import Embedder
 
 _CITE = re.compile(r"\s*\[(\d{1,2})\]")
+# A sentence whose answer is a citation alone ("The address of the association is [1].", "fetch it from [2]."):
+# it names where the answer would be and states none of it.
+_EMPTY_SLOT = re.compile(
+    r"(?:\b(?:is|are|was|were|be|been|on|in|at|from|by|to|of|as|with|via|for|into|the|a|an|called|named)|:)"
+    r"\s*(?:\[\d{1,2}\]\s*)+[.!]?\s*$",
+    re.IGNORECASE,
+)
 _REFUSAL = re.compile(
     r"^\s*(i (do not|don't) know|i'm not sure|i cannot (find|answer)|the (documents|passages) do not (say|contain|mention)"
     r"|there is no (information|mention)|not (mentioned|stated) in)",
@@ -253,6 +260,7 @@ def align(
     ]
     clean = _CITE.sub("", answer).strip()
     sentences = [clean[s:e] for s, e in split_units(clean)]
+    emptied = {_CITE.sub("", answer[s:e]).strip() for s, e in split_units(answer) if _EMPTY_SLOT.search(answer[s:e])}
     if not units:
         return Support(clean, [SentenceSupport(t, None, None) for t in sentences])
     vecs = embedder.embed([u.text for u in units] + sentences + [question])
@@ -283,10 +291,12 @@ def align(
 
     chosen: dict[int, float] = {}
     picks: list[tuple[str, int | None]] = []
-    labels = 0  # sentences that only copy a passage's heading ("[13.3. How can I contribute …?]"): no claim
+    # Sentences that only copy a passage's heading ("[13.3. How can I contribute …?]") or whose answer is a
+    # citation ("… is [1].") claim nothing.
+    labels = 0
     for text, vec in zip(sentences, sent_vecs, strict=True):
         j, score, all_exact = best(vec, text)
-        if any(names_heading(text, h.heading) for h in hits):
+        if text.strip() in emptied or any(names_heading(text, h.heading) for h in hits):
             labels += 1
             picks.append((text, None))
         elif (score >= threshold or (all_exact and score >= rescue)) and not _REFUSAL.match(text):

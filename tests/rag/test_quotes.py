@@ -148,6 +148,23 @@ def test_a_reply_that_copies_a_heading_claims_nothing(hearth, reply):
     assert all("How can I donate" not in q.text for q in s.quotes)
 
 
+def test_a_reply_whose_answer_is_a_citation_claims_nothing(hearth):
+    from rag.store import Hit
+
+    text = ("Donations to the association pay for the servers and the yearly meeting. The association's bank "
+            "account is IBAN DE44 5001 0517 5407 3249 31, held at the Sparkasse.")
+    hits = [Hit("club.md", None, "Money", 0.6, text, 0, len(text), "club.md#3")]
+    question = "What IBAN should I use to donate to the association?"
+    s = align("The IBAN to donate to the association is [1].", question, hits, embedder=hearth.embedder)
+    assert s.fallback and "IBAN DE44" in s.text  # the passage's line stands in for a reply that names no IBAN
+    s = align("Donations pay for the servers and the yearly meeting [1]. The IBAN to use is [1].", question, hits,
+              embedder=hearth.embedder)
+    assert [sentence.support is not None for sentence in s.sentences] == [True, False]
+    s = align("The IBAN to donate to the association is DE44 5001 0517 5407 3249 31 [1].", question, hits,
+              embedder=hearth.embedder)
+    assert not s.fallback and s.sentences[0].support is not None  # the answer written out stands
+
+
 def test_a_heading_alone_is_never_a_quote_for_the_question(hearth):
     q = "What is the daily meal allowance for travel abroad?"
     s = align("The daily meal allowance for travel abroad is EUR 60 [1].", q, hearth.search(q), embedder=hearth.embedder)
