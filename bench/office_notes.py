@@ -1,0 +1,177 @@
+"""Not found on office notes: does Hearth say "not found" where a small office's notes do not answer, and
+keep a right reply where they do? (#23, README "Not found is an answer")
+
+    python -m bench.office_notes [--json] [--offices NAME,...] [--threads N] [--details FILE] [--cache DIR]
+
+bench/data/office_notes.json holds seven fictional offices, each five short notes with ten questions they
+answer (with a phrase a right reply holds) and ten about the same office they do not. The first two are the
+ones tests/rag/test_abstain_model.py runs; the other five were written by separate sessions given only a
+brief (no code, no failures), with the answerable questions reworded as an employee would ask them (the third
+and fourth offices' all, the fifth to seventh's half), and none was used to choose anything. Each office is
+indexed into a fresh data folder of its own (its own keyword counts, as on a real machine) and every
+question is asked through `Hearth.ask` with the default models: the embedder, and the chat model shared by
+all offices (joined once into --cache, default .data/bench-office).
+
+Per office: answerable questions withheld ("not found"), right (not withheld, and the reply holds the
+phrase), and unanswerable questions answered (not withheld). About 12 s a question on 2 CPU cores, some
+30 minutes for all seven. The table goes to stdout (JSON with --json), progress to stderr; --details writes
+one JSON line per question (the reply, what was shown, what the not-found rule weighed, and the passages).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from bench.conditions import machine
+
+DATA = Path(__file__).resolve().parent / "data" / "office_notes.json"
+DEFAULT_CACHE = Path(".data/bench-office")
+
+
+@dataclass(frozen=True)
+class Office:
+    name: str
+    written: str
+    notes: dict[str, str]
+    answerable: list[tuple[str, str]]  # (question, a phrase a right reply holds)
+    unanswerable: list[str]
+
+
+def load(path: Path = DATA) -> list[Office]:
+    """The offices of the data file, checked: every right-reply phrase is in one of its office's notes."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    offices = []
+    for o in data["offices"]:
+        office = Office(o["name"], o["written"], dict(o["notes"]), [(q, f) for q, f in o["answerable"]],
+                        list(o["unanswerable"]))
+        texts = [t.casefold() for t in office.notes.values()]
+        missing = [q for q, f in office.answerable if not any(f.casefold() in t for t in texts)]
+        if missing:
+            raise ValueError(f"{path}: office {office.name}: no note holds the answer of {missing}")
+        offices.append(office)
+    return offices
+
+
+def run_office(office: Office, model: Any, root: Path, *, threads: int | None, details: IO[str] | None = None,
+               log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
+    """Index one office into a fresh data folder under `root` and ask all its questions; returns its counts."""
+    from rag.service import Hearth, HearthConfig
+
+    folder = root / office.name / "notes"
+    folder.mkdir(parents=True)
+    for name, text in office.notes.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    hearth = Hearth(HearthConfig(data_dir=root / office.name / "data", n_threads=threads, embed_threads=threads),
+                    chat_model=model)
+    report = hearth.ingest([folder])
+    if report.added != len(office.notes):
+        raise RuntimeError(f"office {office.name}: {report.added} of {len(office.notes)} notes indexed")
+    counts = {"answerable": len(office.answerable), "withheld": 0, "right": 0,
+              "unanswerable": len(office.unanswerable), "answered": 0}
+    t0 = time.perf_counter()
+    asked = [(q, f) for q, f in office.answerable] + [(q, None) for q in office.unanswerable]
+    for i, (question, phrase) in enumerate(asked, 1):
+        out = hearth.ask(question)
+        support = out.support
+        withheld = bool(out.to_json()["abstained"])  # as `ask --json` says it (no passage at all is not found too)
+        right = phrase is not None and not withheld and phrase.casefold() in out.text.casefold()
+        if phrase is not None:
+            counts["withheld"] += withheld
+            counts["right"] += right
+        else:
+            counts["answered"] += not withheld
+        verdict = "not found" if withheld else ("right" if right else "answered")
+        log(f"[{office.name} {i}/{len(asked)}] {verdict}: {question}")
+        if details is not None:
+            details.write(json.dumps({
+                "office": office.name, "question": question, "answerable": phrase is not None, "phrase": phrase,
+                "withheld": withheld, "right": right, "reply": out.text,
+                "shown": support.text if support is not None else out.text,
+                "evidence": support.evidence if support is not None else None,
+                "answer_line": support.answer_line if support is not None else None,
+                # What --replay-style re-alignment needs (as bench.quotes --details keeps it).
+                "rarity": hearth.store.rarity(question),
+                "passages": [h.to_json() | {"start": h.start, "end": h.end, "chunk_id": h.chunk_id}
+                             for h in out.sources],
+            }, ensure_ascii=False) + "\n")
+            details.flush()
+    counts["seconds_per_question"] = round((time.perf_counter() - t0) / max(1, len(asked)), 2)
+    return counts
+
+
+def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details: IO[str] | None = None,
+        log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
+    """Every office in turn, with one chat model; the summary with each office's counts and their sum."""
+    from inference.llm import LlamaCppModel
+    from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
+
+    summary: dict[str, Any] = {"machine": machine(), "offices": {}}
+    model = LlamaCppModel(chat_model_path(DEFAULT_CHAT_MODEL, cache), n_ctx=4096, n_threads=threads or 2)
+    try:
+        with tempfile.TemporaryDirectory(prefix="hearth-office-") as tmp:
+            for office in offices:
+                summary["offices"][office.name] = run_office(office, model, Path(tmp), threads=threads,
+                                                             details=details, log=log)
+    finally:
+        model.close()
+    summary["total"] = total(summary["offices"])
+    summary["machine"]["load_after"] = machine()["load_average"]
+    return summary
+
+
+def total(offices: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """The offices' counts added up."""
+    keys = ("answerable", "withheld", "right", "unanswerable", "answered")
+    return {k: sum(o[k] for o in offices.values()) for k in keys}
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    rows = [("office", "answerable", "withheld", "right", "unanswerable", "answered", "s/question")]
+    for name, o in [*summary["offices"].items(), ("total", summary["total"])]:
+        rows.append((name, str(o["answerable"]), str(o["withheld"]), str(o["right"]), str(o["unanswerable"]),
+                     str(o["answered"]), str(o.get("seconds_per_question", ""))))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    m = summary["machine"]
+    lines.append(f"machine: {m['cpus']} CPUs, load average {m['load_average']} before, {m.get('load_after')} after")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.office_notes", description=__doc__.split("\n")[0])
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--offices", default=None, help="comma-separated office names (default: all)")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads of the models (default 2)")
+    parser.add_argument("--details", type=Path, default=None, metavar="FILE", help="one JSON line per question")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where the chat model file is joined")
+    args = parser.parse_args(argv)
+    if args.threads < 1:
+        parser.error("--threads must be at least 1")
+    offices = load()
+    if args.offices:
+        wanted = [n.strip() for n in args.offices.split(",") if n.strip()]
+        unknown = sorted(set(wanted) - {o.name for o in offices})
+        if unknown:
+            have = ", ".join(o.name for o in offices)
+            parser.error(f"--offices: no office named {', '.join(unknown)} (have: {have})")
+        offices = [o for o in offices if o.name in wanted]
+    details = args.details.open("w", encoding="utf-8") if args.details is not None else None
+    try:
+        summary = run(offices, threads=args.threads, cache=args.cache, details=details)
+    finally:
+        if details is not None:
+            details.close()
+    print(json.dumps(summary, indent=2) if args.json else format_table(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

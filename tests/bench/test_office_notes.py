@@ -1,0 +1,49 @@
+"""bench/office_notes.py: its offices are whole and checked against their notes, a bad file or office name is
+a clear error, and the table adds the offices up (the run itself uses the real models: see the module)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench import office_notes
+
+
+def test_every_office_has_ten_questions_of_each_kind_and_its_answers_are_in_its_notes():
+    offices = office_notes.load()
+    assert [o.name for o in offices] == ["first", "second", "third", "fourth", "fifth", "sixth", "seventh"]
+    for o in offices:
+        assert len(o.notes) == 5 and len(o.answerable) == 10 and len(o.unanswerable) == 10, o.name
+        texts = " ".join(o.notes.values()).casefold()
+        assert all(phrase.casefold() in texts for _, phrase in o.answerable), o.name
+        assert len({q for q, _ in o.answerable} | set(o.unanswerable)) == 20, o.name  # no question twice
+        assert all(name.endswith(".md") and text.startswith("# ") for name, text in o.notes.items()), o.name
+
+
+def test_an_answer_no_note_holds_is_an_error(tmp_path):
+    data = json.loads(office_notes.DATA.read_text(encoding="utf-8"))
+    data["offices"][0]["answerable"][0][1] = "Zebulon Quark"
+    path = tmp_path / "offices.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match="Zebulon Quark|no note holds"):
+        office_notes.load(path)
+
+
+def test_an_unknown_office_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        office_notes.main(["--offices", "first,tenth"])
+    assert exc.value.code == 2 and "no office named tenth" in capsys.readouterr().err
+
+
+def test_the_table_adds_the_offices_up():
+    offices = {"a": {"answerable": 10, "withheld": 2, "right": 7, "unanswerable": 10, "answered": 1,
+                     "seconds_per_question": 9.5},
+               "b": {"answerable": 10, "withheld": 0, "right": 9, "unanswerable": 10, "answered": 3,
+                     "seconds_per_question": 8.0}}
+    summary = {"machine": {"cpus": 2, "load_average": 0.5, "load_after": 0.7}, "offices": offices,
+               "total": office_notes.total(offices)}
+    rows = office_notes.format_table(summary).splitlines()
+    assert rows[0].split() == ["office", "answerable", "withheld", "right", "unanswerable", "answered", "s/question"]
+    assert rows[3].split() == ["total", "20", "2", "16", "20", "4"]
+    assert "load average 0.5 before, 0.7 after" in rows[-1]
