@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.conditions import machine
+from bench.quotes import _hit_json
 
 DATA = Path(__file__).resolve().parent / "data" / "office_notes.json"
 DEFAULT_CACHE = Path(".data/bench-office")
@@ -97,10 +98,9 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
                 "shown": support.text if support is not None else out.text,
                 "evidence": support.evidence if support is not None else None,
                 "answer_line": support.answer_line if support is not None else None,
-                # What --replay-style re-alignment needs (as bench.quotes --details keeps it).
+                # What re-aligning the reply offline needs, as bench.quotes --details keeps it.
                 "rarity": hearth.store.rarity(question),
-                "passages": [h.to_json() | {"start": h.start, "end": h.end, "chunk_id": h.chunk_id}
-                             for h in out.sources],
+                "passages": [_hit_json(h) for h in out.sources],
             }, ensure_ascii=False) + "\n")
             details.flush()
     counts["seconds_per_question"] = round((time.perf_counter() - t0) / max(1, len(asked)), 2)
