@@ -78,7 +78,7 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
     counts = {"answerable": len(office.answerable), "withheld": 0, "right": 0,
               "unanswerable": len(office.unanswerable), "answered": 0}
     t0 = time.perf_counter()
-    asked = [(q, f) for q, f in office.answerable] + [(q, None) for q in office.unanswerable]
+    asked = [*office.answerable, *((q, None) for q in office.unanswerable)]
     for i, (question, phrase) in enumerate(asked, 1):
         out = hearth.ask(question)
         support = out.support

@@ -5,17 +5,19 @@ second kind and keep the first kind's replies, which must hold the answer (a min
 The notes and questions (the first two offices of bench/data/office_notes.json) were written for this test,
 not taken from the evaluation the bounds were chosen on. The second office (purchasing, security, kitchen,
 leave, visitors) was written later, after the bounds were last chosen, and run once as it stands here.
-`python -m bench.office_notes` runs these and three offices more, whose questions are reworded.
+`python -m bench.office_notes` runs these and five offices more, whose questions are reworded; this test asks
+through the same `run_office`.
 """
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 
 import pytest
 
-from bench.office_notes import load
-from tests.notes import write_notes
+from bench.office_notes import load, run_office
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # invented ("When is the office closed for Christmas?" -> the weekday closing time). Second office: 1 withheld
 # (the model itself said "The documents do not say." to the lost laptop, whose note says "devices"), 9 right,
 # none invented. One question of slack each way.
-OFFICES = {o.name: (o.notes, o.answerable, o.unanswerable) for o in load() if o.name in ("first", "second")}
+OFFICES = {o.name: o for o in load() if o.name in ("first", "second")}
 
 
 @pytest.mark.slow
@@ -31,19 +33,21 @@ OFFICES = {o.name: (o.notes, o.answerable, o.unanswerable) for o in load() if o.
 def test_the_real_models_say_not_found_only_where_the_notes_do_not_answer(tmp_path, office):
     from inference.llm import LlamaCppModel
     from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
-    from rag.service import Hearth, HearthConfig
 
-    notes_text, answerable, unanswerable = OFFICES[office]
     demo_cache = ROOT / ".data" / "demo" / "cache"  # the demo's assembled model file, when `make demo` made one
     cache = demo_cache if (demo_cache / "models").is_dir() else tmp_path / "cache"
     model = LlamaCppModel(chat_model_path(DEFAULT_CHAT_MODEL, cache), n_ctx=4096, n_threads=2)
-    hearth = Hearth(HearthConfig(data_dir=tmp_path / "data", n_threads=2, embed_threads=2), chat_model=model)
-    assert hearth.ingest([write_notes(tmp_path / "notes", notes_text)]).added == len(notes_text)
+    details = io.StringIO()
+    try:
+        counts = run_office(OFFICES[office], model, tmp_path, threads=2, details=details, log=lambda _: None)
+    finally:
+        model.close()
+    rows = [json.loads(line) for line in details.getvalue().splitlines()]
+    assert len(rows) == counts["answerable"] + counts["unanswerable"] == 20
 
-    answered = {q: (hearth.ask(q).to_json(), fact) for q, fact in answerable}
-    withheld = [q for q, (out, _) in answered.items() if out["abstained"]]
-    right = [q for q, (out, fact) in answered.items() if not out["abstained"] and fact.lower() in out["answer"].lower()]
-    invented = [q for q in unanswerable if not hearth.ask(q).to_json()["abstained"]]
-    assert len(withheld) <= 2, withheld
-    assert len(right) >= 7, {q: answered[q][0]["answer"] for q in answered if q not in right}
-    assert len(invented) <= 2, invented
+    def replies(keep):
+        return {r["question"]: r["reply"] for r in rows if keep(r)}
+
+    assert counts["withheld"] <= 2, replies(lambda r: r["answerable"] and r["withheld"])
+    assert counts["right"] >= 7, replies(lambda r: r["answerable"] and not r["right"])
+    assert counts["answered"] <= 2, replies(lambda r: not r["answerable"] and not r["withheld"])
