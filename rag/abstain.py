@@ -108,6 +108,49 @@ def invented_figures(reply: str, texts: Sequence[str]) -> list[str]:
     return sorted(f for f in figures(stated) if f not in held)
 
 
+# A question that asks for a figure ("How many…", "What is the PIN…", "Which number should I ring?") or for a
+# time ("When is…", "On which day…"), in its first words or those of one of its sentences (not "…, and in which
+# year?"). English only: other languages keep the rule without it.
+_ASKS_FIGURE = re.compile(
+    r"(?:^|[.!?]\s)\W*(?:\w+\W+){0,3}?(?:how\s+(?:much|many|long|often|old|far|big|large|high)\b|"
+    r"(?:what|which)(?:'s|\s+(?:is|are|was|were))?\s+(?:(?:the|my|our|a|an|his|her|their|its)\s+)?"
+    r"(?:[\w'-]+\s+){0,2}?(?:number|extension|code|pin|combination|price|cost|fee|rate|amount|budget|allowance|"
+    r"limit|discount)\b)", re.IGNORECASE)
+_ASKS_TIME = re.compile(
+    r"(?:^|[.!?]\s)\W*(?:\w+\W+){0,3}?(?:when\s+(?:is|are|was|were|do|does|did|will|can|could|should|must|has|"
+    r"have)\b|(?:what|which)\s+(?:time|day|days|date|week|month|year)\b)", re.IGNORECASE)
+_COUNTED = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|"
+            r"hundred|thousand|million|twice|half|dozen|once|single|first|second|third|fourth|fifth|sixth|last|"
+            r"every|each|daily|weekly|monthly|yearly|annually|quarterly|no|none|nothing|zero|free|unlimited")
+_FIGURE_WORD = re.compile(rf"\d|\b(?:{_COUNTED})\b", re.IGNORECASE)
+_TIME_WORD = re.compile(
+    rf"\d|\b(?:{_COUNTED}|january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekdays?|weekends?|morning|afternoon|"
+    r"evening|noon|midnight|spring|summer|autumn|winter|christmas|easter|today|tomorrow|days?|weeks?|months?|"
+    r"years?)\b", re.IGNORECASE)
+
+# A time given by an event rather than a date: "…when the printer reports it low", "after the review".
+_CONDITION = re.compile(r"\b(?:when|whenever|after|before|until|till|within|during|while|upon|as soon as|if)\s+\w",
+                        re.IGNORECASE)
+
+
+def lacks_asked_kind(question: str, reply: str) -> bool:
+    """Whether a reply to a question asking for a figure or a time holds none among the words it adds to the
+    question ("The phone number of Brightfork Catering is run by Brightfork Catering."): it restates the
+    question around something else, and answers nothing. What stands in brackets (citations, the passages'
+    labels) is not part of the reply; a figure written out ("twice", "every Friday") counts, and for a time so
+    does an event ("when the printer reports it low")."""
+    kind = _TIME_WORD if _ASKS_TIME.search(question) else _FIGURE_WORD if _ASKS_FIGURE.search(question) else None
+    if kind is None:
+        return False
+    asked = {w.casefold() for w in re.findall(r"\w+", question)}
+    stripped = re.sub(r"\[\d{1,2}\]|\([^()]*\)", " ", reply)
+    added = " ".join(w for w in re.findall(r"\w+(?:[:.,]\d+)*", stripped) if w.casefold() not in asked)
+    if kind is _TIME_WORD and _CONDITION.search(stripped):  # "…when the printer reports it low", "after…"
+        return False
+    return kind.search(added) is None
+
+
 def evidence(unit_vecs: np.ndarray, q_vec: np.ndarray, missing: float) -> float:
     """How well the passages seem to answer: their best line's similarity to the question, less the share
     of the question's words they lack."""
@@ -116,7 +159,7 @@ def evidence(unit_vecs: np.ndarray, q_vec: np.ndarray, missing: float) -> float:
 
 
 def abstains(evidence_score: float, *, supported: float, refusal: bool, answer_line: float | None = None,
-             invented: bool = False) -> bool:
+             invented: bool = False, off_kind: bool = False) -> bool:
     """Whether to say the documents do not seem to answer, given the evidence, the share of the reply's
     sentences the aligner bore out, whether the reply was a refusal, how close to the question the
     passage line is that the reply takes its answer from (None when it takes none), and whether the reply
@@ -127,7 +170,7 @@ def abstains(evidence_score: float, *, supported: float, refusal: bool, answer_l
     filling the gap with whatever the passages held, however close other lines come to the question."""
     if invented or (answer_line is not None and answer_line < OFF_QUESTION_BELOW):
         return True
-    weak_reply = refusal or supported < SUPPORTED_SHARE
+    weak_reply = refusal or off_kind or supported < SUPPORTED_SHARE
     if evidence_score < ABSTAIN_BELOW:  # too little evidence, but for a reply borne out by a line on the question
         return weak_reply or answer_line is None or answer_line < ON_QUESTION
     return weak_reply and evidence_score < ABSTAIN_UNSUPPORTED_BELOW

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rag.abstain import (
-    WORD_PREFIX, abstain_text, abstains, calibrated, evidence, invented_figures, missing_share, says_nothing,
+    WORD_PREFIX, abstain_text, abstains, calibrated, evidence, invented_figures, lacks_asked_kind, missing_share,
+    says_nothing,
 )
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect, question_stems
@@ -324,8 +325,10 @@ def align(
         answer_line = max((float(unit_vecs[j] @ q_vec) for j in lines_used), default=None)
         weighed = {"evidence": score, "answer_line": answer_line}
         invented = invented_figures(clean, [question] + [f"{h.heading or ''} {h.text}" for h in hits])
+        # A reply that gives no figure or time where the question asks for one answers something else.
+        off_kind = not silent and language == DEFAULT_LANGUAGE and lacks_asked_kind(question, clean)
         if abstains(score, supported=1.0 if silent else supported, refusal=refusal and not silent,
-                    answer_line=answer_line, invented=bool(invented)):
+                    answer_line=answer_line, invented=bool(invented), off_kind=off_kind):
             # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
             lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
             quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]

@@ -203,3 +203,43 @@ def test_a_reply_of_labels_alone_is_judged_by_the_evidence_only(hearth):
     # A reply the aligner cannot bear out, with the same evidence, is still withheld.
     assert align("Visitors sign in at the front gate kiosk.", q, hearth.search(q), embedder=hearth.embedder,
                  rarity=hearth.store.rarity(q)).abstained
+
+
+@pytest.mark.parametrize("question, reply, lacks", [
+    # Asked for a figure or a time, and the words the reply adds hold none: it answers something else.
+    ("What is the phone number of Brightfork Catering?", "Brightfork Catering is run by the caterer Brightfork "
+     "Catering.", True),
+    ("On which day of the week are the paper bins emptied?", "Used batteries go into the red box (notes.md, 3) [2].",
+     True),
+    ("Everything is down. Which number should I ring?", "Call the IT hotline [2].", True),
+    ("What's the PIN for the garage gate?", "The PIN for the garage gate is held by reception.", True),
+    ("When are the printers serviced?", "The printers are serviced by the office manager.", True),
+    # …and replies that give one, written out or as an event included.
+    ("Everything is down. Which number should I ring?", "Call 0170 555 123 [2].", False),
+    ("How often are the windows washed?", "Twice a year, in April and October.", False),
+    ("When is the coffee machine descaled?", "Every Friday.", False),
+    ("When is toner ordered?", "Toner is ordered when the printer reports it low.", False),
+    ("How much does visitor parking cost?", "Parking is free for visitors.", False),
+    # A figure the question already holds is not the answer; what stands in brackets is not the reply.
+    ("How many of the 4 rooms have a projector?", "Of the 4 rooms, the Oak room has a projector (notes.md, 2).",
+     True),
+    # Questions that ask for something else: "when" joining two clauses, a year asked only after "and".
+    ("Who will be my mentor when I start?", "Your team lead.", False),
+    ("Who started Debian, and in which year?", "Ian Murdock.", False),
+    ("Which file holds my release number?", "/etc/debian_version.", False),
+])
+def test_a_reply_without_the_figure_or_time_asked_for(question, reply, lacks):
+    assert abstain.lacks_asked_kind(question, reply) is lacks
+
+
+def test_a_reply_without_the_figure_asked_for_is_not_found_on_middling_evidence(hearth):
+    # The printer note is about the question's subject (evidence 0.60, from 0.53 the reply would stand) and
+    # bears the reply out, but names no price: the reply restates the question around who orders toner.
+    q = "What is the price of a toner cartridge?"
+    s = align("Toner is ordered by the office manager.", q, hearth.search(q), embedder=hearth.embedder,
+              rarity=hearth.store.rarity(q))
+    assert s.abstained and abstain.ABSTAIN_BELOW <= s.evidence < abstain.ABSTAIN_UNSUPPORTED_BELOW
+    assert not abstain.abstains(s.evidence, supported=1.0, refusal=False, answer_line=s.answer_line)
+    # On strong evidence the passages stand for themselves, as for any weak reply.
+    assert not abstain.abstains(0.70, supported=1.0, refusal=False, off_kind=True)
+    assert abstain.abstains(0.60, supported=1.0, refusal=False, off_kind=True)
