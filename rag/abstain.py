@@ -119,15 +119,17 @@ _ASKS_FIGURE = re.compile(
 _ASKS_TIME = re.compile(
     r"(?:^|[.!?]\s)\W*(?:\w+\W+){0,3}?(?:when\s+(?:is|are|was|were|do|does|did|will|can|could|should|must|has|"
     r"have)\b|(?:what|which)\s+(?:time|day|days|date|week|month|year)\b)", re.IGNORECASE)
-_COUNTED = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|"
-            r"hundred|thousand|million|twice|half|dozen|once|single|first|second|third|fourth|fifth|sixth|last|"
-            r"every|each|daily|weekly|monthly|yearly|annually|quarterly|no|none|nothing|zero|free|unlimited")
+_COUNTED = (r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|"
+            r"nine)teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|"
+            r"twice|half|dozen|once|single|first|second|third|(?:four|fif|six|seven|eigh|nin|ten|eleven|twelf)th|"
+            r"last|every|each|daily|weekly|fortnightly|monthly|quarterly|yearly|annually|no|none|nothing|free|"
+            r"unlimited")
 _FIGURE_WORD = re.compile(rf"\d|\b(?:{_COUNTED})\b", re.IGNORECASE)
 _TIME_WORD = re.compile(
     rf"\d|\b(?:{_COUNTED}|january|february|march|april|may|june|july|august|september|october|november|"
-    r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekdays?|weekends?|morning|afternoon|"
-    r"evening|noon|midnight|spring|summer|autumn|winter|christmas|easter|today|tomorrow|days?|weeks?|months?|"
-    r"years?)\b", re.IGNORECASE)
+    r"december|(?:mon|tues|wednes|thurs|fri|satur|sun|week)days?|weekends?|mornings?|afternoons?|evenings?|"
+    r"nights?|tonight|noon|midnight|spring|summer|autumn|winter|christmas|easter|holidays?|today|tomorrow|"
+    r"minutes?|hours?|days?|weeks?|fortnight|months?|quarters?|years?)\b", re.IGNORECASE)
 
 # A time given by an event rather than a date: "…when the printer reports it low", "after the review".
 _CONDITION = re.compile(r"\b(?:when|whenever|after|before|until|till|within|during|while|upon|as soon as|if)\s+\w",

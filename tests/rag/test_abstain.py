@@ -218,6 +218,8 @@ def test_a_reply_of_labels_alone_is_judged_by_the_evidence_only(hearth):
     ("Everything is down. Which number should I ring?", "Call 0170 555 123 [2].", False),
     ("How often are the windows washed?", "Twice a year, in April and October.", False),
     ("When is the coffee machine descaled?", "Every Friday.", False),
+    ("When is milk delivered?", "Milk comes on Mondays and Thursdays.", False),
+    ("How long must passwords be?", "At least fourteen characters.", False),
     ("When is toner ordered?", "Toner is ordered when the printer reports it low.", False),
     ("How much does visitor parking cost?", "Parking is free for visitors.", False),
     # A figure the question already holds is not the answer; what stands in brackets is not the reply.
