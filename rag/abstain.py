@@ -9,7 +9,8 @@ the question's rarer words no passage holds at all ("door", "code"). `evidence` 
 band of evidence than one it can; one whose answer the model took from a line far from the question
 (`OFF_QUESTION_BELOW`) gives way whatever the evidence, and one borne out from a line close to it
 (`ON_QUESTION`) stands on less evidence than another. A reply that states a figure neither the question nor
-any passage holds ("founded in 1994") made it up, and gives way whatever the evidence (`invented_figures`).
+any passage holds ("founded in 1994") made it up, and gives way whatever the evidence (`invented_figures`);
+one that gives no figure or time where the question asks for one answers something else (`lacks_asked_kind`).
 
 The weights and bounds were chosen on the tuning half of bench/data/eval_*.json (30 answerable and 20
 unanswerable questions, the default models; see README "Not found is an answer") and are reported on the
@@ -165,7 +166,9 @@ def abstains(evidence_score: float, *, supported: float, refusal: bool, answer_l
     """Whether to say the documents do not seem to answer, given the evidence, the share of the reply's
     sentences the aligner bore out, whether the reply was a refusal, how close to the question the
     passage line is that the reply takes its answer from (None when it takes none), and whether the reply
-    states a figure no passage holds (`invented_figures`): that one is made up, whatever the evidence.
+    states a figure no passage holds (`invented_figures`): that one is made up, whatever the evidence. A
+    reply that gives no figure or time where the question asks for one (`off_kind`, `lacks_asked_kind`) is
+    weak, like one the aligner cannot bear out.
 
     A reply whose answer comes from a line about something else ("The name of the program Falcot's
     accounting department uses is firefox-esr." from "Depends: firefox-esr | www-browser") is the model
