@@ -3,18 +3,19 @@ keep a right reply where they do? (#23, README "Not found is an answer")
 
     python -m bench.office_notes [--json] [--offices NAME,...] [--threads N] [--details FILE] [--cache DIR]
 
-bench/data/office_notes.json holds seven fictional offices, each five short notes with ten questions they
+bench/data/office_notes.json holds nine fictional offices, each five short notes with ten questions they
 answer (with a phrase a right reply holds) and ten about the same office they do not. The first two are the
-ones tests/rag/test_abstain_model.py runs; the other five were written by separate sessions given only a
+ones tests/rag/test_abstain_model.py runs; the other seven were written by separate sessions given only a
 brief (no code, no failures), with the answerable questions reworded as an employee would ask them (the third
-and fourth offices' all, the fifth to seventh's half), and none was used to choose anything. Each office is
+and fourth offices' all, the fifth to ninth's half), and none was used to choose anything (the sixth and
+seventh's stored replies were read when a rule was written; the eighth and ninth came after it). Each office is
 indexed into a fresh data folder of its own (its own keyword counts, as on a real machine) and every
 question is asked through `Hearth.ask` with the default models: the embedder, and the chat model shared by
 all offices (joined once into --cache, default .data/bench-office).
 
 Per office: answerable questions withheld ("not found"), right (not withheld, and the reply holds the
 phrase), and unanswerable questions answered (not withheld). About 12 s a question on 2 CPU cores, some
-30 minutes for all seven. The table goes to stdout (JSON with --json), progress to stderr; --details writes
+40 minutes for all nine. The table goes to stdout (JSON with --json), progress to stderr; --details writes
 one JSON line per question (the reply, what was shown, what the not-found rule weighed, and the passages).
 """
 

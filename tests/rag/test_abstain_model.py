@@ -5,7 +5,7 @@ second kind and keep the first kind's replies, which must hold the answer (a min
 The notes and questions (the first two offices of bench/data/office_notes.json) were written for this test,
 not taken from the evaluation the bounds were chosen on. The second office (purchasing, security, kitchen,
 leave, visitors) was written later, after the bounds were last chosen, and run once as it stands here.
-`python -m bench.office_notes` runs these and five offices more, whose questions are reworded; this test asks
+`python -m bench.office_notes` runs these and seven offices more, whose questions are reworded; this test asks
 through the same `run_office`.
 """
 
