@@ -91,6 +91,8 @@ def says_nothing(reply: str, file_names: Sequence[str]) -> bool:
 
 
 _FIGURE = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*")
+# What stands in brackets is no part of what a reply states: citations ("[2]") and the passages' labels.
+_BRACKETED = re.compile(r"\[\d{1,2}\]|\([^()]*\)")
 # A list item's number ("2. Add…"), or one alone on its line (a last item cut off: "6").
 _LIST_MARKER = re.compile(r"^\s*\d{1,2}(?:[.)](?=\s)|[.)]?\s*$)", re.MULTILINE)
 
@@ -104,7 +106,7 @@ def invented_figures(reply: str, texts: Sequence[str]) -> list[str]:
     def figures(text: str) -> set[str]:
         return {m.group(0).replace(",", "") for m in _FIGURE.finditer(text)}
 
-    stated = _LIST_MARKER.sub("", re.sub(r"\[\d{1,2}\]|\([^()]*\)", " ", reply))
+    stated = _LIST_MARKER.sub("", _BRACKETED.sub(" ", reply))
     held = figures(" ".join(texts))
     return sorted(f for f in figures(stated) if f not in held)
 
@@ -147,7 +149,7 @@ def lacks_asked_kind(question: str, reply: str) -> bool:
     if kind is None:
         return False
     asked = {w.casefold() for w in re.findall(r"\w+", question)}
-    stripped = re.sub(r"\[\d{1,2}\]|\([^()]*\)", " ", reply)
+    stripped = _BRACKETED.sub(" ", reply)
     added = " ".join(w for w in re.findall(r"\w+(?:[:.,]\d+)*", stripped) if w.casefold() not in asked)
     if kind is _TIME_WORD and _CONDITION.search(stripped):  # "…when the printer reports it low", "after…"
         return False
