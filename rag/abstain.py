@@ -11,6 +11,8 @@ band of evidence than one it can; one whose answer the model took from a line fa
 (`ON_QUESTION`) stands on less evidence than another. A reply that states a figure neither the question nor
 any passage holds ("founded in 1994") made it up, and gives way whatever the evidence (`invented_figures`);
 one that gives no figure or time where the question asks for one answers something else (`lacks_asked_kind`).
+A reply all this lets stand is also given up when the chat model, shown the line each of its sentences comes
+from, says no line gives it (rag/confirm.py, applied by rag.quotes.align).
 
 The weights and bounds were chosen on the tuning half of bench/data/eval_*.json (30 answerable and 20
 unanswerable questions, the default models; see README "Not found is an answer") and are reported on the

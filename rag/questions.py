@@ -20,6 +20,7 @@ from inference.errors import UsageError
 from rag.answer import Answer, Turn, answer
 from rag.crosslingual import search_across_languages
 from rag.followups import Earlier, names_in, rewritten, standalone_query
+from rag.confirm import AnswerCheck
 from rag.likely import QuestionLikelihood
 from rag.quotes import align
 from rag.retrieval import retrieve
@@ -244,7 +245,7 @@ class Questions:
             given = [stored.get(h.chunk_id, h) for h in result.sources]
             t_align = time.perf_counter()
             support = align(result.text, asked, given, embedder=self.embedder_for(workspace),
-                            rarity=self.store.rarity(asked))
+                            rarity=self.store.rarity(asked), check=AnswerCheck(model, cancel=cancel))
             result = replace(result, support=support)
             result.timings["quotes"] = time.perf_counter() - t_align
         if conv is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ from rag.abstain import (
     WORD_PREFIX, abstain_text, abstains, calibrated, evidence, invented_figures, lacks_asked_kind, missing_share,
     says_nothing,
 )
+from rag.confirm import denied
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect, question_stems
 from rag.lines import names_heading, split_units
@@ -107,6 +108,7 @@ class Support:
     # the question of the line the reply takes its answer from. For measuring (bench/abstain_signals.py); not stored.
     evidence: float | None = field(default=None, compare=False)
     answer_line: float | None = field(default=None, compare=False)
+    verdict: float | None = field(default=None, compare=False)  # the model's, on the reply's lines (rag.confirm)
 
     def to_json(self) -> dict[str, Any]:
         """Everything, quotes with their passage number and score (to store it and read it back)."""
@@ -247,11 +249,14 @@ def align(
     question_quotes: int = 3,  # quotes kept for the lines that best answer the question itself
     in_context: int = 2,  # of those, how many are quoted with the sentences around them
     rarity: Mapping[str, float] | None = None,  # the question's words and their weights (rag.abstain.rarity)
+    check: Callable[[str, Sequence[tuple[str, str]]], float | None] | None = None,  # rag.confirm.AnswerCheck
 ) -> Support:
     """Supporting quotes and per-sentence citations for an answer drawn from `hits` (numbered from 1).
 
     With `rarity` (the question's words weighted by how rare they are in the index), a question whose
     passages do not seem to answer it gets an abstaining Support (rag/abstain.py); without, it never does.
+    With `check` as well, a reply the rule lets stand is also given up when the model, shown the line closest
+    to each of its sentences, says none of them gives it (rag/confirm.py); English questions only.
     """
     units = [
         _Unit(i, h.text[s:e], h.start + s, h.start + e)
@@ -311,6 +316,7 @@ def align(
     silent = says_nothing(clean, [PurePath(h.source).name for h in hits]) or (bool(picks) and labels == len(picks))
     refusal = silent or _REFUSAL.match(clean) is not None
     unsupported = not chosen
+    strong = max((h.score for h in hits), default=0.0) >= strong_passage
     weighed: dict[str, float | None] = {}  # Support.evidence and .answer_line, when the rule is applied
     # The evidence means something only where the embedder reads the question and every passage (an English
     # question over Russian memos found through a translation is far from them to an English-only model).
@@ -327,13 +333,25 @@ def align(
         invented = invented_figures(clean, [question] + [f"{h.heading or ''} {h.text}" for h in hits])
         # A reply that gives no figure or time where the question asks for one answers something else.
         off_kind = not silent and language == DEFAULT_LANGUAGE and lacks_asked_kind(question, clean)
+
+        def checked() -> bool:
+            # Each sentence that claims something, with the passage line closest to it. Not for a reply the
+            # passages' lines stand in for anyway (a refusal, or one the aligner bears out nowhere: "No, the
+            # documents do not say.").
+            if check is None or refusal or (unsupported and strong) or language != DEFAULT_LANGUAGE:
+                return False
+            said = [(t, vec) for (t, _), vec in zip(picks, sent_vecs, strict=True)
+                    if t.strip() not in emptied and not any(names_heading(t, h.heading) for h in hits)]
+            pairs = [(t, " ".join(units[int(np.argmax(unit_vecs @ vec))].text.split())) for t, vec in said]
+            weighed["verdict"] = verdict = check(question, pairs)
+            return denied(verdict)
+
         if abstains(score, supported=1.0 if silent else supported, refusal=refusal and not silent,
-                    answer_line=answer_line, invented=bool(invented), off_kind=off_kind):
+                    answer_line=answer_line, invented=bool(invented), off_kind=off_kind) or checked():
             # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
             lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
             quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
             return Support(abstain_text(language), [], quotes, abstained=True, **weighed)
-    strong = max((h.score for h in hits), default=0.0) >= strong_passage
     if refusal or (unsupported and strong):
         # The model failed: show what the documents say about the question instead.
         lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)

@@ -1,0 +1,164 @@
+"""The chat model's check of the answer's line (rag/confirm.py): how the aligner uses its verdict, with a model
+whose probabilities are scripted, and what the real default model says of lines that give a reply and of
+lines about the question's subject that do not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inference.errors import Cancelled
+from rag import abstain, confirm
+from rag.confirm import DENIED_BELOW, AnswerCheck, denied
+from rag.quotes import align
+from rag.service import Hearth, HearthConfig
+from tests.fakes import ScriptedModel
+from tests.notes import write_notes
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTES = {
+    "travel.md": "# Travel\n\nTrips abroad must be approved by Casimir Oldenwrath, head of operations. Hotel costs "
+                 "are reimbursed up to 140 EUR per night. Book flights through the travel desk.\n",
+    "parking.md": "# Parking\n\nA monthly parking permit costs 48 EUR and is deducted directly from salary. "
+                  "Visitors may use bays V1 to V3, which must be requested at reception.\n",
+}
+
+
+class Judge(ScriptedModel):
+    """Says "Yes" (log-probability -0.1 against -2) when the line it is shown holds `word`, "No" otherwise."""
+
+    def __init__(self, word: str) -> None:
+        super().__init__("unused")
+        self.word = word
+        self.read: list[str] = []
+
+    def reply_logprobs(self, messages, reply):
+        text = messages[-1]["content"]
+        self.read.append(text)
+        yes = self.word in text.split("\n\nQuestion:")[0]
+        return [-0.1] if (reply == "Yes") == yes else [-2.0]
+
+
+@pytest.fixture(scope="module")
+def hearth(tmp_path_factory) -> Hearth:
+    root = tmp_path_factory.mktemp("confirm")
+    h = Hearth(HearthConfig(data_dir=root / "data", embed_threads=2))
+    assert h.ingest([write_notes(root / "notes", NOTES)]).added == len(NOTES)
+    return h
+
+
+def _align(hearth: Hearth, question: str, reply: str, check=None):
+    return align(reply, question, hearth.search(question), embedder=hearth.embedder,
+                 rarity=hearth.store.rarity(question), check=check)
+
+
+def test_a_reply_the_rule_lets_stand_gives_way_when_the_model_says_its_line_does_not_give_it(hearth):
+    q = "How much does a weekly parking permit cost?"
+    reply = "A weekly parking permit costs 48 EUR [1]."
+    before = _align(hearth, q, reply)
+    assert not before.abstained and before.verdict is None  # without the check the reply stands
+    judge = Judge("weekly parking permit costs")  # no line says so (the note's permit is monthly): "No"
+    after = _align(hearth, q, reply, AnswerCheck(judge))
+    assert after.abstained and after.text == abstain.abstain_text("en")
+    assert after.verdict == pytest.approx(-1.9) and denied(after.verdict)
+    # The model read the reply's sentence with the line closest to it, the question and nothing else.
+    assert len(judge.read) == 2  # "Yes" and "No", one sentence
+    assert "A monthly parking permit costs 48 EUR and is deducted directly from salary." in judge.read[0]
+    assert q in judge.read[0] and "A weekly parking permit costs 48 EUR" in judge.read[0]
+    assert "Visitors" not in judge.read[0] and "[1]" not in judge.read[0]
+    assert after.quotes  # the closest lines are still shown
+
+
+def test_a_reply_whose_line_gives_it_stands(hearth):
+    q = "How much does a monthly parking permit cost?"
+    s = _align(hearth, q, "A monthly parking permit costs 48 EUR [1].", AnswerCheck(Judge("48 EUR")))
+    assert not s.abstained and s.verdict == pytest.approx(1.9)
+    assert "48 EUR" in s.text
+
+
+def test_one_sentence_the_lines_give_is_enough(hearth):
+    q = "How much does a monthly parking permit cost?"
+    reply = "Visitors park for free. A monthly parking permit costs 48 EUR [1]."
+    judge = Judge("permit costs 48 EUR and is deducted")
+    s = _align(hearth, q, reply, AnswerCheck(judge))
+    assert not s.abstained and s.verdict == pytest.approx(1.9)
+    assert len(judge.read) == 4  # two sentences, each with its own closest line
+
+
+def test_nothing_is_checked_for_a_refusal_an_abstained_reply_or_a_question_in_another_language(hearth):
+    # (nor for a reply the aligner bears out nowhere: the passages' lines stand in for it anyway)
+    judge = Judge("nothing")
+    q = "How much does a monthly parking permit cost?"
+    assert not _align(hearth, q, "The documents do not say.", AnswerCheck(judge)).abstained  # lines stand in
+    assert _align(hearth, q, "No, the documents do not say.", AnswerCheck(judge)).fallback  # borne out nowhere
+    invented = _align(hearth, "What is the door code of the garage?", "The door code is 4711.", AnswerCheck(judge))
+    assert invented.abstained and invented.verdict is None  # given up before the model was asked
+    russian = _align(hearth, "Сколько стоит парковка?", "Парковка стоит 48 EUR.", AnswerCheck(judge))
+    assert russian.verdict is None
+    assert judge.read == []
+
+
+def test_a_model_that_cannot_tell_changes_nothing(hearth):
+    q = "How much does a weekly parking permit cost?"
+    s = _align(hearth, q, "A weekly parking permit costs 48 EUR [1].", AnswerCheck(ScriptedModel("x")))
+    assert not s.abstained and s.verdict is None and not denied(None)
+
+
+def test_the_check_reads_a_reply_s_first_sentences_only_and_stops_when_cancelled():
+    judge = Judge("never")
+    pairs = [(f"Sentence {i}.", "A line.") for i in range(10)]
+    assert AnswerCheck(judge)("Q?", pairs) == pytest.approx(-1.9)
+    assert len(judge.read) == 2 * confirm.MAX_SENTENCES
+    assert AnswerCheck(judge)("Q?", []) is None
+    with pytest.raises(Cancelled):
+        AnswerCheck(judge, cancel=lambda: True)("Q?", pairs)
+    assert "x" * 300 in confirm.prompt("line", "Q?", "x" * 1000)[-1]["content"]
+    assert "x" * 301 not in confirm.prompt("line", "Q?", "x" * 1000)[-1]["content"]
+
+
+def test_ask_checks_the_answer_s_line_with_the_chat_model(hearth):
+    hearth._chat_model = judge = Judge("weekly parking permit costs")
+    judge.reply = "A weekly parking permit costs 48 EUR [1]."
+    out = hearth.ask("How much does a weekly parking permit cost?").to_json()
+    assert out["abstained"] is True and out["reply"] == judge.reply  # the guess, on request
+    assert any("A monthly parking permit costs 48 EUR" in r for r in judge.read)
+
+
+@pytest.mark.slow
+def test_the_default_model_tells_a_line_that_gives_the_reply_from_one_about_its_subject(tmp_path):
+    from inference.llm import LlamaCppModel
+    from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
+
+    demo_cache = ROOT / ".data" / "demo" / "cache"
+    cache = demo_cache if (demo_cache / "models").is_dir() else tmp_path / "cache"
+    model = LlamaCppModel(chat_model_path(DEFAULT_CHAT_MODEL, cache), n_ctx=2048, n_threads=2)
+    check = AnswerCheck(model)
+    gives = [  # (question, reply, the line it comes from)
+        ("How much does a monthly parking permit cost?", "A monthly parking permit costs 48 EUR.",
+         "A monthly parking permit costs 48 EUR and is deducted directly from salary."),
+        ("What time are new employees welcomed at reception?", "New employees are welcomed at reception at 09:00.",
+         "New employees start on a Tuesday and are welcomed at reception at 09:00 by Ansgar Tullivere from HR."),
+        ("How many words can a newsletter article have at most?", "An article can have no more than 300 words.",
+         "Articles should be no longer than 300 words and may include one photo."),
+    ]
+    not_given = [
+        ("What is the combination of the safe where found valuables are kept?",
+         "The combination of the safe is kept for 60 days and then donated to charity.",
+         "Valuables such as wallets, phones and jewellery are kept in the safe in the office of Cornelius Haverkamp."),
+        ("What is the phone number of Fluffin Linen?", "Fluffin Linen's phone number is 070-555-1234.",
+         "Staff may bring their own plants, but they must arrange their care themselves."),
+        ("What time does Shredwick Archival come to empty the consoles?",
+         "Shredwick Archival comes to empty the consoles at 04:01.",
+         "Confidential documents go into the locked blue consoles, which are emptied by Shredwick Archival every "
+         "Thursday."),
+    ]
+    try:
+        for question, reply, line in gives:
+            verdict = check(question, [(reply, line)])
+            assert verdict is not None and verdict > DENIED_BELOW, (question, verdict)
+        for question, reply, line in not_given:
+            verdict = check(question, [(reply, line)])
+            assert verdict is not None and verdict < DENIED_BELOW, (question, verdict)
+    finally:
+        model.close()
