@@ -3,20 +3,23 @@ keep a right reply where they do? (#23, README "Not found is an answer")
 
     python -m bench.office_notes [--json] [--offices NAME,...] [--threads N] [--details FILE] [--cache DIR]
 
-bench/data/office_notes.json holds nine fictional offices, each five short notes with ten questions they
+bench/data/office_notes.json holds thirteen fictional offices, each five short notes with ten questions they
 answer (with a phrase a right reply holds) and ten about the same office they do not. The first two are the
-ones tests/rag/test_abstain_model.py runs; the other seven were written by separate sessions given only a
+ones tests/rag/test_abstain_model.py runs; the other eleven were written by separate sessions given only a
 brief (no code, no failures), with the answerable questions reworded as an employee would ask them (the third
-and fourth offices' all, the fifth to ninth's half), and none was used to choose anything (the sixth and
-seventh's stored replies were read when a rule was written; the eighth and ninth came after it). Each office is
+and fourth offices' all, the fifth to thirteenth's half). The sixth and seventh's stored replies were read
+when a rule was written, the eighth and ninth came after it; the third to eleventh's chose the bound of the
+model's check of the answer's line (rag/confirm.py), and the twelfth and thirteenth came after that. Each office is
 indexed into a fresh data folder of its own (its own keyword counts, as on a real machine) and every
 question is asked through `Hearth.ask` with the default models: the embedder, and the chat model shared by
 all offices (joined once into --cache, default .data/bench-office).
 
 Per office: answerable questions withheld ("not found"), right (not withheld, and the reply holds the
-phrase), and unanswerable questions answered (not withheld). About 12 s a question on 2 CPU cores, some
-40 minutes for all nine. The table goes to stdout (JSON with --json), progress to stderr; --details writes
-one JSON line per question (the reply, what was shown, what the not-found rule weighed, and the passages).
+phrase), and unanswerable questions answered (not withheld); and, as the baseline of the same run, how many of
+each the model's check alone gave up ("checked out": without it they would have been answered). About 12 s a
+question on 2 CPU cores, some an hour for all thirteen. The table goes to stdout (JSON with --json), progress
+to stderr; --details writes one JSON line per question (the reply, what was shown, what the not-found rule
+weighed, the model's check, and the passages).
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ def load(path: Path = DATA) -> list[Office]:
 def run_office(office: Office, model: Any, root: Path, *, threads: int | None, details: IO[str] | None = None,
                log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
     """Index one office into a fresh data folder under `root` and ask all its questions; returns its counts."""
+    from rag.confirm import denied
     from rag.service import Hearth, HearthConfig
 
     folder = root / office.name / "notes"
@@ -76,8 +80,11 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
     report = hearth.ingest([folder])
     if report.added != len(office.notes):
         raise RuntimeError(f"office {office.name}: {report.added} of {len(office.notes)} notes indexed")
+    # "checked_out": questions given up only because the model said the answer's line does not give the reply
+    # (rag/confirm.py); without that check they would have been answered: the baseline, in the same run.
     counts = {"answerable": len(office.answerable), "withheld": 0, "right": 0,
-              "unanswerable": len(office.unanswerable), "answered": 0}
+              "unanswerable": len(office.unanswerable), "answered": 0,
+              "checked_out_answerable": 0, "checked_out_right": 0, "checked_out_unanswerable": 0}
     t0 = time.perf_counter()
     asked = [*office.answerable, *((q, None) for q in office.unanswerable)]
     for i, (question, phrase) in enumerate(asked, 1):
@@ -85,6 +92,10 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
         support = out.support
         withheld = bool(out.to_json()["abstained"])  # as `ask --json` says it (no passage at all is not found too)
         right = phrase is not None and not withheld and phrase.casefold() in out.text.casefold()
+        checked_out = withheld and support is not None and denied(support.verdict)
+        counts["checked_out_answerable" if phrase is not None else "checked_out_unanswerable"] += checked_out
+        counts["checked_out_right"] += checked_out and phrase is not None and phrase.casefold() in (
+            out.to_json()["reply"] or "").casefold()
         if phrase is not None:
             counts["withheld"] += withheld
             counts["right"] += right
@@ -99,6 +110,7 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
                 "shown": support.text if support is not None else out.text,
                 "evidence": support.evidence if support is not None else None,
                 "answer_line": support.answer_line if support is not None else None,
+                "check": support.verdict if support is not None else None, "checked_out": checked_out,
                 # What re-aligning the reply offline needs, as bench.quotes --details keeps it.
                 "rarity": hearth.store.rarity(question),
                 "passages": [_hit_json(h) for h in out.sources],
@@ -130,15 +142,19 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
 
 def total(offices: dict[str, dict[str, Any]]) -> dict[str, int]:
     """The offices' counts added up."""
-    keys = ("answerable", "withheld", "right", "unanswerable", "answered")
+    keys = ("answerable", "withheld", "right", "unanswerable", "answered", "checked_out_answerable",
+            "checked_out_right", "checked_out_unanswerable")
     return {k: sum(o[k] for o in offices.values()) for k in keys}
 
 
 def format_table(summary: dict[str, Any]) -> str:
-    rows = [("office", "answerable", "withheld", "right", "unanswerable", "answered", "s/question")]
+    # The last column: how many of each were given up by the model's check alone (answerable, of them with a
+    # right reply, unanswerable); without the check those would have been answered.
+    rows = [("office", "answerable", "withheld", "right", "unanswerable", "answered", "checked out", "s/question")]
     for name, o in [*summary["offices"].items(), ("total", summary["total"])]:
         rows.append((name, str(o["answerable"]), str(o["withheld"]), str(o["right"]), str(o["unanswerable"]),
-                     str(o["answered"]), str(o.get("seconds_per_question", ""))))
+                     str(o["answered"]), f"{o['checked_out_answerable']} ({o['checked_out_right']} right) / "
+                     f"{o['checked_out_unanswerable']}", str(o.get("seconds_per_question", ""))))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     m = summary["machine"]

@@ -1,7 +1,8 @@
 """Quote benchmark: do the supporting quotes shown with an answer contain the answer itself?
 
     python -m bench.quotes [--json] [--k 5] [--limit N] [--reuse DIR] [--details FILE] [--threads N]
-    python -m bench.quotes --replay FILE [--json] [--reuse DIR]   re-align the replies a --details FILE kept
+    python -m bench.quotes --replay FILE [--json] [--reuse DIR] [--no-model-check]   re-align the replies a
+        --details FILE kept
 
 A run takes --questions FILE (default: the retrieval set; bench/data/quotes_heldout.json is a held-out set
 written after the aligner was tuned on the retrieval set); both take --quotes N and --in-context N, aligner
@@ -39,8 +40,9 @@ The tuning questions ('tune', and 'tune2', written later by another session give
 used to choose settings; the held-out half is reported, never tuned on.
 
 --replay re-runs only the aligner (the current rag/quotes.py, default embedder) on the replies and passages
-that an earlier run wrote with --details, in about a minute instead of an hour: for tuning the aligner.
-Its summary has the same keys; the reply and passage figures are the earlier run's.
+that an earlier run wrote with --details, in a few minutes instead of an hour: for tuning the aligner. The
+chat model reads (for the check of the answer's line, rag/confirm.py) but writes nothing; --no-model-check
+leaves it out, the baseline. Its summary has the same keys; the reply and passage figures are the earlier run's.
 
 Summary JSON on stdout with --json (else the table), the table and progress on stderr; --details writes
 one JSON line per question as it finishes (question, gold, reply, quotes, sentences, passages).
@@ -186,6 +188,8 @@ def measure(
     hearth: Any, q: Question, gold: Sequence[str], *, k: int, texts: DocumentTexts, align: Callable[..., Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Search, ask and align one question; returns its outcome and its details line."""
+    from rag.confirm import AnswerCheck
+
     t0 = time.perf_counter()
     hits = hearth.search(q.question, k=k, workspace=WORKSPACE)
     t1 = time.perf_counter()
@@ -193,7 +197,8 @@ def measure(
     t2 = time.perf_counter()
     # Measured on the passages the model was given, as the answer's quotes would be.
     rarity = hearth.store.rarity(q.question)
-    support = align(answer.text, q.question, answer.sources, embedder=hearth.embedder, rarity=rarity)
+    support = align(answer.text, q.question, answer.sources, embedder=hearth.embedder, rarity=rarity,
+                    check=AnswerCheck(hearth.chat_model))
     t3 = time.perf_counter()
     row = {
         "answerable": bool(gold),
@@ -221,14 +226,19 @@ def measure(
     return row, detail
 
 
-def replay(path: Path, *, data_dir: Path, threads: int | None = 2, aligner: dict[str, Any] | None = None
-           ) -> dict[str, Any]:
-    """Align the stored replies of a --details file again; returns the summary (no chat model is run)."""
+def replay(path: Path, *, data_dir: Path, threads: int | None = 2, aligner: dict[str, Any] | None = None,
+           model_check: bool = True) -> dict[str, Any]:
+    """Align the stored replies of a --details file again; returns the summary. No reply is generated; the
+    chat model only reads, for the check of the answer's line (rag/confirm.py), unless `model_check` is off."""
+    from rag.confirm import AnswerCheck
     from rag.quotes import align
     from rag.service import Hearth, HearthConfig
     from rag.store import Hit
 
-    embedder = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads)).embedder  # as the run had it
+    hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads, n_threads=threads))
+    embedder = hearth.embedder  # as the run had it
+    if model_check:
+        aligner = dict(aligner or {}, check=AnswerCheck(lambda: hearth.chat_model))
     rows = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
@@ -240,7 +250,8 @@ def replay(path: Path, *, data_dir: Path, threads: int | None = 2, aligner: dict
         row["answerable"] = d.get("answerable", bool(d["gold"]))
         rows.append(row | _quote_outcome(support, d["gold"]))
     summary = summarise(rows)
-    summary.update({"k": None, "interrupted": False, "replayed": str(path), "quote_offsets_exact": None})
+    summary.update({"k": None, "interrupted": False, "replayed": str(path), "quote_offsets_exact": None,
+                    "model_check": model_check})
     return summary
 
 
@@ -349,6 +360,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--replay", type=Path, default=None, metavar="FILE", help="re-align the replies of a --details FILE"
     )
+    parser.add_argument("--no-model-check", action="store_true",
+                        help="--replay without the chat model's check of the answer's line (the baseline)")
     parser.add_argument("--quotes", type=int, default=None, metavar="N",
                         help="quotes shown per answer (default: the app's), to compare aligner settings")
     parser.add_argument("--in-context", type=int, default=None, metavar="N",
@@ -368,10 +381,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--replay: no such file: {args.replay}")
         try:
             if args.reuse is not None:
-                summary = replay(args.replay, data_dir=args.reuse, threads=args.threads, aligner=aligner)
+                summary = replay(args.replay, data_dir=args.reuse, threads=args.threads, aligner=aligner,
+                                 model_check=not args.no_model_check)
             else:
                 with tempfile.TemporaryDirectory(prefix="hearth-bench-", ignore_cleanup_errors=True) as tmp:
-                    summary = replay(args.replay, data_dir=Path(tmp), threads=args.threads, aligner=aligner)
+                    summary = replay(args.replay, data_dir=Path(tmp), threads=args.threads, aligner=aligner,
+                                     model_check=not args.no_model_check)
         except (KeyError, ValueError) as exc:
             print(f"bench.quotes: error: {args.replay} is not a --details file ({exc})", file=sys.stderr)
             return 1

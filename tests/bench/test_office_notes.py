@@ -13,7 +13,7 @@ from bench import office_notes
 def test_every_office_has_ten_questions_of_each_kind_and_its_answers_are_in_its_notes():
     offices = office_notes.load()
     assert [o.name for o in offices] == ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
-                                        "ninth"]
+                                        "ninth", "tenth", "eleventh", "twelfth", "thirteenth"]
     for o in offices:
         assert len(o.notes) == 5 and len(o.answerable) == 10 and len(o.unanswerable) == 10, o.name
         texts = " ".join(o.notes.values()).casefold()
@@ -33,18 +33,21 @@ def test_an_answer_no_note_holds_is_an_error(tmp_path):
 
 def test_an_unknown_office_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
-        office_notes.main(["--offices", "first,tenth"])
-    assert exc.value.code == 2 and "no office named tenth" in capsys.readouterr().err
+        office_notes.main(["--offices", "first,fourteenth"])
+    assert exc.value.code == 2 and "no office named fourteenth" in capsys.readouterr().err
 
 
 def test_the_table_adds_the_offices_up():
+    checked = {"checked_out_answerable": 1, "checked_out_right": 0, "checked_out_unanswerable": 2}
     offices = {"a": {"answerable": 10, "withheld": 2, "right": 7, "unanswerable": 10, "answered": 1,
-                     "seconds_per_question": 9.5},
+                     "seconds_per_question": 9.5, **checked},
                "b": {"answerable": 10, "withheld": 0, "right": 9, "unanswerable": 10, "answered": 3,
-                     "seconds_per_question": 8.0}}
+                     "seconds_per_question": 8.0, **checked, "checked_out_right": 1}}
     summary = {"machine": {"cpus": 2, "load_average": 0.5, "load_after": 0.7}, "offices": offices,
                "total": office_notes.total(offices)}
     rows = office_notes.format_table(summary).splitlines()
-    assert rows[0].split() == ["office", "answerable", "withheld", "right", "unanswerable", "answered", "s/question"]
-    assert rows[3].split() == ["total", "20", "2", "16", "20", "4"]
+    assert rows[0].split() == ["office", "answerable", "withheld", "right", "unanswerable", "answered", "checked",
+                               "out", "s/question"]
+    assert rows[1].split() == ["a", "10", "2", "7", "10", "1", "1", "(0", "right)", "/", "2", "9.5"]
+    assert rows[3].split() == ["total", "20", "2", "16", "20", "4", "2", "(1", "right)", "/", "4"]
     assert "load average 0.5 before, 0.7 after" in rows[-1]
