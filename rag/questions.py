@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from inference.chat import ChatModel, ChatModelDefaults
 from inference.errors import UsageError
 from rag.answer import Answer, Turn, answer
+from rag.confirm import AnswerCheck
 from rag.crosslingual import search_across_languages
 from rag.followups import Earlier, names_in, rewritten, standalone_query
-from rag.confirm import AnswerCheck
 from rag.likely import QuestionLikelihood
 from rag.quotes import align
 from rag.retrieval import retrieve

@@ -299,13 +299,14 @@ def align(
     picks: list[tuple[str, int | None]] = []
     # Sentences that only copy a passage's heading ("[13.3. How can I contribute …?]") or whose answer is a
     # citation ("… is [1].") claim nothing.
-    labels = 0
+    said: list[tuple[str, np.ndarray]] = []  # the sentences that claim something, with their vectors
     for text, vec in zip(sentences, sent_vecs, strict=True):
         j, score, all_exact = best(vec, text)
         if text.strip() in emptied or any(names_heading(text, h.heading) for h in hits):
-            labels += 1
             picks.append((text, None))
-        elif (score >= threshold or (all_exact and score >= rescue)) and not _REFUSAL.match(text):
+            continue
+        said.append((text, vec))
+        if (score >= threshold or (all_exact and score >= rescue)) and not _REFUSAL.match(text):
             chosen[j] = max(chosen.get(j, 0.0), score)
             picks.append((text, j))
         else:
@@ -313,7 +314,7 @@ def align(
 
     # A reply of citations and the passages' labels alone ("[3] (backup.html, 9.10.2. Restoring …)") says
     # nothing: the passages' lines stand in for it like for a refusal, but it is no sign they lack the answer.
-    silent = says_nothing(clean, [PurePath(h.source).name for h in hits]) or (bool(picks) and labels == len(picks))
+    silent = says_nothing(clean, [PurePath(h.source).name for h in hits]) or (bool(picks) and not said)
     refusal = silent or _REFUSAL.match(clean) is not None
     unsupported = not chosen
     strong = max((h.score for h in hits), default=0.0) >= strong_passage
@@ -322,8 +323,7 @@ def align(
     # question over Russian memos found through a translation is far from them to an English-only model).
     if (rarity is not None and readable and calibrated(embedder.name)
             and all(reads(embedder, h.text[:_READ_SAMPLE], RetrievalOptions.unread_tokens_per_word) for h in hits)):
-        claims = len(picks) - labels
-        supported = sum(j is not None for _, j in picks) / claims if claims else 0.0
+        supported = sum(j is not None for _, j in picks) / len(said) if said else 0.0
         score = evidence(unit_vecs, q_vec, missing_share(rarity, hits, question))
         # For a reply that says nothing, the evidence alone decides, as for one the aligner bore out.
         # The line the reply takes its answer from, when the reply says something: how close it is to the question.
@@ -340,8 +340,6 @@ def align(
             # documents do not say.").
             if check is None or refusal or (unsupported and strong) or language != DEFAULT_LANGUAGE:
                 return False
-            said = [(t, vec) for (t, _), vec in zip(picks, sent_vecs, strict=True)
-                    if t.strip() not in emptied and not any(names_heading(t, h.heading) for h in hits)]
             pairs = [(t, " ".join(units[int(np.argmax(unit_vecs @ vec))].text.split())) for t, vec in said]
             weighed["verdict"] = verdict = check(question, pairs)
             return denied(verdict)
