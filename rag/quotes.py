@@ -223,13 +223,32 @@ _FRAME = frozenset(
 )  # words a reply frames its answer with
 
 
-def _answer_lines(sentences: Sequence[str], question: str, unit_terms: Sequence[set[str]], language: str) -> list[int]:
-    """The unit each reply sentence takes its new words from: the words the question does not already hold
-    (nor the reply's framing, "according to the passage"). A sentence that only restates the question has none."""
+# A question answered by yes or no ("Can I…?", "Is it OK to…?"): its answer may add no word to it.
+_YES_NO = re.compile(r"(?:^|[.!?]\s)\W*(?:is|are|was|were|am|can|could|does|do|did|should|shall|must|may|might|will|"
+                     r"would|has|have|had)\b", re.IGNORECASE)
+
+
+def _added(text: str, question: str, language: str) -> list[str]:
+    """The words a reply sentence adds to the question: those the question does not already hold (in a word form
+    of the same first letters), nor the reply's framing ("according to the passage")."""
     asked = {t[:WORD_PREFIX] for t in _terms(question, language)}
+    return [t for t in _terms(text, language) if t not in _FRAME and t[:WORD_PREFIX] not in asked]
+
+
+def restates(sentences: Sequence[str], question: str, language: str = DEFAULT_LANGUAGE) -> bool:
+    """Whether a reply only restates the question, adding no word to it ("The domain registrar for falcot.com is
+    falcot.com.", "Heinrich Vogel looks after the archive when Heinrich Vogel is away."): it answers nothing. Not
+    for a question answered by yes or no, nor a reply of no sentence."""
+    return bool(sentences) and not _YES_NO.search(question) and not any(
+        _added(t, question, language) for t in sentences)
+
+
+def _answer_lines(sentences: Sequence[str], question: str, unit_terms: Sequence[set[str]], language: str) -> list[int]:
+    """The unit each reply sentence takes its new words from (`_added`). A sentence that only restates the
+    question has none."""
     out = []
     for text in sentences:
-        new = [t for t in _terms(text, language) if t not in _FRAME and t[:WORD_PREFIX] not in asked]
+        new = _added(text, question, language)
         held = [sum(t in terms for t in new) for terms in unit_terms]
         if new and max(held, default=0):
             out.append(int(np.argmax(held)))
@@ -316,6 +335,9 @@ def align(
     # nothing: the passages' lines stand in for it like for a refusal, but it is no sign they lack the answer.
     silent = says_nothing(clean, [PurePath(h.source).name for h in hits]) or (bool(picks) and not said)
     refusal = silent or _REFUSAL.match(clean) is not None
+    # A reply that puts a citation where its answer goes ("The phone number of the travel desk is [1].") and
+    # says nothing else did not find the answer: weak, like a refusal (a reply of labels alone is no such sign).
+    unfilled = not said and any(t.strip() in emptied for t in sentences)
     unsupported = not chosen
     strong = max((h.score for h in hits), default=0.0) >= strong_passage
     weighed: dict[str, float | None] = {}  # Support.evidence and .answer_line, when the rule is applied
@@ -332,7 +354,9 @@ def align(
         weighed = {"evidence": score, "answer_line": answer_line}
         invented = invented_figures(clean, [question] + [f"{h.heading or ''} {h.text}" for h in hits])
         # A reply that gives no figure or time where the question asks for one answers something else.
-        off_kind = not silent and language == DEFAULT_LANGUAGE and lacks_asked_kind(question, clean)
+        # So does one that only restates the question ("The domain registrar for falcot.com is falcot.com.").
+        off_kind = not silent and language == DEFAULT_LANGUAGE and (
+            lacks_asked_kind(question, clean) or restates([t for t, _ in said], question))
 
         def checked() -> bool:
             # Each sentence that claims something, with the passage line closest to it. Not for a reply the
@@ -344,7 +368,7 @@ def align(
             weighed["verdict"] = verdict = check(question, pairs)
             return denied(verdict)
 
-        if abstains(score, supported=1.0 if silent else supported, refusal=refusal and not silent,
+        if abstains(score, supported=1.0 if silent else supported, refusal=(refusal and not silent) or unfilled,
                     answer_line=answer_line, invented=bool(invented), off_kind=off_kind) or checked():
             # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
             lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)

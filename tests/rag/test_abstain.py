@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rag import abstain
-from rag.quotes import Support, align
+from rag.quotes import Support, align, restates
 from rag.service import Hearth, HearthConfig
 from rag.store import Hit
 from tests.fakes import HashEmbedder, ScriptedModel
@@ -204,6 +204,44 @@ def test_a_reply_of_labels_alone_is_judged_by_the_evidence_only(hearth):
     assert align("Visitors sign in at the front gate kiosk.", q, hearth.search(q), embedder=hearth.embedder,
                  rarity=hearth.store.rarity(q)).abstained
 
+
+
+def test_a_reply_that_cites_where_its_answer_goes_is_weak(hearth):
+    # "…is [1]." states nothing: unlike a reply of labels alone it means the model did not find the answer,
+    # so on the same middling evidence (0.56) it is "not found" like a refusal, not the passages' lines.
+    q = "Where do visitors sign in?"
+    s = align("Visitors sign in at [1].", q, hearth.search(q), embedder=hearth.embedder, rarity=hearth.store.rarity(q))
+    assert s.abstained and abstain.ABSTAIN_BELOW <= s.evidence < abstain.ABSTAIN_UNSUPPORTED_BELOW
+    # On strong evidence the passages' lines stand in for it, as for a refusal.
+    q = "What is the daily meal allowance for travel abroad?"
+    s = align("The daily meal allowance for travel abroad is [1].", q, hearth.search(q), embedder=hearth.embedder,
+              rarity=hearth.store.rarity(q))
+    assert s.evidence >= abstain.ABSTAIN_UNSUPPORTED_BELOW
+    assert not s.abstained and s.fallback and "EUR 60" in s.text
+
+
+@pytest.mark.parametrize("question, reply, restated", [
+    ("With which domain registrar is falcot.com registered?", "The domain registrar for falcot.com is falcot.com.",
+     True),
+    ("Who looks after the archive when Heinrich Vogel is away?", "According to the passage, Heinrich Vogel looks "
+     "after the archive when Heinrich Vogel is away.", True),
+    ("Who looks after the archive when Heinrich Vogel is away?", "Heinrich Vogel's deputy, Ute Lamm.", False),
+    ("Who services the air conditioning?", "The air conditioning is serviced every March.", False),
+    # A question answered by yes or no may be answered in its own words.
+    ("Is it OK to edit grub.cfg by hand?", "No, it is not OK to edit grub.cfg by hand.", False),
+    ("I lost my badge. Can I get a new one?", "You can get a new badge.", False),
+])
+def test_a_reply_that_only_restates_the_question(question, reply, restated):
+    assert restates([reply], question) is restated
+
+
+def test_a_reply_that_only_restates_the_question_is_weak(hearth):
+    # The server-room note is about the question's subject (middling evidence) but names no company: the
+    # reply adds no word to the question, so it is "not found", like one without the figure asked for.
+    q = "Which company services the air conditioning of the server room?"
+    s = align("The air conditioning of the server room is serviced by the company.", q, hearth.search(q),
+              embedder=hearth.embedder, rarity=hearth.store.rarity(q))
+    assert s.abstained and s.evidence < abstain.ABSTAIN_UNSUPPORTED_BELOW
 
 @pytest.mark.parametrize("question, reply, lacks", [
     # Asked for a figure or a time, and the words the reply adds hold none: it answers something else.
