@@ -10,7 +10,9 @@ band of evidence than one it can; one whose answer the model took from a line fa
 (`OFF_QUESTION_BELOW`) gives way whatever the evidence, and one borne out from a line close to it
 (`ON_QUESTION`) stands on less evidence than another. A reply that states a figure neither the question nor
 any passage holds ("founded in 1994") made it up, and gives way whatever the evidence (`invented_figures`);
-one that gives no figure or time where the question asks for one answers something else (`lacks_asked_kind`).
+one that gives no figure or time where the question asks for one answers something else (`lacks_asked_kind`),
+and so does one that puts a citation where its answer goes ("… is [1].") or only restates the question
+(rag.quotes: both count as weak replies).
 A reply all this lets stand is also given up when the chat model, shown the line each of its sentences comes
 from, says no line gives it (rag/confirm.py, applied by rag.quotes.align).
 
