@@ -223,9 +223,10 @@ _FRAME = frozenset(
 )  # words a reply frames its answer with
 
 
-# A question answered by yes or no ("Can I…?", "Is it OK to…?"): its answer may add no word to it.
+# A question answered by yes or no ("Can I…?", "Is it OK to…?"), or by choosing ("…, the Oak room or the Birch
+# room?"): its answer may add no word to it.
 _YES_NO = re.compile(r"(?:^|[.!?]\s)\W*(?:is|are|was|were|am|can|could|does|do|did|should|shall|must|may|might|will|"
-                     r"would|has|have|had)\b", re.IGNORECASE)
+                     r"would|has|have|had)\b|\bor\b", re.IGNORECASE)
 
 
 def _added(text: str, question: str, language: str) -> list[str]:
@@ -238,7 +239,7 @@ def _added(text: str, question: str, language: str) -> list[str]:
 def restates(sentences: Sequence[str], question: str, language: str = DEFAULT_LANGUAGE) -> bool:
     """Whether a reply only restates the question, adding no word to it ("The domain registrar for falcot.com is
     falcot.com.", "Heinrich Vogel looks after the archive when Heinrich Vogel is away."): it answers nothing. Not
-    for a question answered by yes or no, nor a reply of no sentence."""
+    for a question answered by yes or no or by a choice it names, nor a reply of no sentence."""
     return bool(sentences) and not _YES_NO.search(question) and not any(
         _added(t, question, language) for t in sentences)
 

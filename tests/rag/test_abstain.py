@@ -230,6 +230,7 @@ def test_a_reply_that_cites_where_its_answer_goes_is_weak(hearth):
     # A question answered by yes or no may be answered in its own words.
     ("Is it OK to edit grub.cfg by hand?", "No, it is not OK to edit grub.cfg by hand.", False),
     ("I lost my badge. Can I get a new one?", "You can get a new badge.", False),
+    ("Which room is bigger, Oak or Birch?", "Oak is the bigger room.", False),  # a choice the question names
 ])
 def test_a_reply_that_only_restates_the_question(question, reply, restated):
     assert restates([reply], question) is restated
