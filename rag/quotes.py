@@ -225,8 +225,9 @@ _FRAME = frozenset(
 
 # A question answered by yes or no ("Can I…?", "Is it OK to…?"), or by choosing ("…, the Oak room or the Birch
 # room?"): its answer may add no word to it.
-_YES_NO = re.compile(r"(?:^|[.!?]\s)\W*(?:is|are|was|were|am|can|could|does|do|did|should|shall|must|may|might|will|"
-                     r"would|has|have|had)\b|\bor\b", re.IGNORECASE)
+_IN_ITS_OWN_WORDS = re.compile(
+    r"(?:^|[.!?]\s)\W*(?:is|are|was|were|am|can|could|does|do|did|should|shall|must|may|might|will|would|has|have|"
+    r"had)\b|\bor\b", re.IGNORECASE)
 
 
 def _added(text: str, question: str, language: str) -> list[str]:
@@ -240,7 +241,7 @@ def restates(sentences: Sequence[str], question: str, language: str = DEFAULT_LA
     """Whether a reply only restates the question, adding no word to it ("The domain registrar for falcot.com is
     falcot.com.", "Heinrich Vogel looks after the archive when Heinrich Vogel is away."): it answers nothing. Not
     for a question answered by yes or no or by a choice it names, nor a reply of no sentence."""
-    return bool(sentences) and not _YES_NO.search(question) and not any(
+    return bool(sentences) and not _IN_ITS_OWN_WORDS.search(question) and not any(
         _added(t, question, language) for t in sentences)
 
 
