@@ -30,6 +30,8 @@ ENV_LLM_URL = "HEARTH_LLM_URL"
 ENV_LLM_MODEL = "HEARTH_LLM_MODEL"
 ENV_LLM_API_KEY = "HEARTH_LLM_API_KEY"
 ENV_MODEL_RANKING = "HEARTH_MODEL_RANKING"
+# The model that checks answers' lines: a built-in name or a path, or "chat" for the chat model (HearthConfig).
+ENV_CHECK_MODEL = "HEARTH_CHECK_MODEL"
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,7 @@ def hearth_config(requested: Requested = Requested(), *, policy: object | None =
         llm_model=requested.llm_model or env.get(ENV_LLM_MODEL) or None,
         llm_api_key=env.get(ENV_LLM_API_KEY) or None,
         model_ranking=HearthConfig.model_ranking if ranking is None else ranking,
+        check_model=env.get(ENV_CHECK_MODEL, "").strip() or None,
     )
     return policy.apply(config)
 

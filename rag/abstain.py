@@ -13,8 +13,9 @@ any passage holds ("founded in 1994") made it up, and gives way whatever the evi
 one that gives no figure or time where the question asks for one answers something else (`lacks_asked_kind`),
 and so does one that puts a citation where its answer goes ("… is [1].") or only restates the question
 (rag.quotes: both count as weak replies).
-A reply all this lets stand is also given up when the chat model, shown the line each of its sentences comes
-from, says no line gives it (rag/confirm.py, applied by rag.quotes.align).
+A reply all this lets stand is also given up when the checking model, shown the line each of its sentences
+comes from, says no line gives it; and a reply borne out by the passages that thin evidence alone withholds
+stands when the larger built-in checker is sure its line gives it (rag/confirm.py, applied by rag.quotes.align).
 
 The weights and bounds were chosen on the tuning half of bench/data/eval_*.json (30 answerable and 20
 unanswerable questions, the default models; see README "Not found is an answer") and are reported on the

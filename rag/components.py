@@ -126,6 +126,38 @@ def load_chat_model(config: HearthConfig, model: str | None = None) -> LoadedCha
                            plan)
 
 
+CHECK_WITH_CHAT = "chat"  # HearthConfig.check_model: check answers with the chat model
+_CHECK_CTX = 1024  # tokens of context the checker is loaded with (a question, a sentence and a line)
+
+
+def check_model_name(config: HearthConfig) -> str | None:
+    """The model that checks answers' lines (rag/confirm.py), or None for the chat model: the configured one,
+    else the built-in checker when its packages are installed and the policy allows it. Not with an office's
+    inference server unless one is configured: a machine that answers through it keeps one model's memory."""
+    from inference.models import CHAT_MODELS, CHECK_MODEL, _locate_parts
+
+    if config.check_model is not None:
+        return None if config.check_model == CHECK_WITH_CHAT else config.check_model
+    if config.llm_url or (config.allowed_models is not None and not model_allowed(CHECK_MODEL, config.allowed_models)):
+        return None
+    try:
+        _locate_parts(CHAT_MODELS[CHECK_MODEL])
+    except HearthError as exc:
+        log.info("answers are checked with the chat model: %s", exc)
+        return None
+    return CHECK_MODEL
+
+
+def load_check_model(config: HearthConfig, name: str) -> ChatModel:
+    """The checker `name` loaded by llama.cpp with a short context, its GPU layers planned like the chat model's."""
+    from inference.llm import LlamaCppModel
+
+    prepare_gpus()
+    path = resolve_chat_model(name, config)
+    layers, _plan = plan_gpu_layers(path, config)
+    return LlamaCppModel(path, n_ctx=_CHECK_CTX, n_threads=config.n_threads, n_gpu_layers=layers)
+
+
 def load_reranker(config: HearthConfig) -> Reranker | None:
     """The cross-encoder reranker, when a folder for one is configured."""
     if config.reranker_dir is None:

@@ -34,6 +34,10 @@ class HearthConfig:
     # `ask` has the chat model read its first passages with the question to order them (rag/likely.py): a
     # better first passage, some 7 s more a question on 2 CPU cores. False: ordered as `lines` left them.
     model_ranking: bool = True
+    # The model that checks whether the line an answer comes from gives it (rag/confirm.py): a registry name or
+    # a path; None = the built-in checker (inference.models.CHECK_MODEL) when its packages are installed, else
+    # the chat model; "chat" = the chat model always (quicker: one model in memory, a weaker check).
+    check_model: str | None = None
     max_passage_tokens: int | None = 800  # passages given to the chat model, at most (a CPU reads ~100 tokens/s)
     unload_below: int = 512 << 20  # bytes of free memory under which `release_if_memory_low` unloads the model
     models_folder: Path | None = None  # the models folder when not DATA_DIR/models (an administrator's policy)

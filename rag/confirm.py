@@ -7,19 +7,65 @@ shown only the one line closest to each sentence of the reply, the question and 
 whether the line gives this answer, tells them apart better than any other signal measured on questions worded
 apart from the notes (README "The model checks the answer's line"). Nothing is generated: the log-probabilities
 of "Yes" and "No" as its reply are read, one short prompt a sentence.
+
+The model that checks is the larger built-in one (Qwen2.5-Coder-1.5B) when it is installed, else the chat
+model (rag.components.check_model_name). The larger one tells the two apart so much better that its verdict also
+works the other way: a reply the passages bear out, which thin evidence alone would withhold (a question worded
+apart from its note), stands when it is sure the line gives it (`CheckBounds.kept_from`). Each model's verdicts
+are read with bounds chosen for it (`BOUNDS`; README "The larger model checks the answer").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from inference.chat import ChatModel, Message
 from inference.errors import Cancelled, ModelError
 
 DENIED_BELOW = -1.0  # log P(Yes) - log P(No), best sentence, under which the reply's lines do not give it
+
+
+@dataclass(frozen=True)
+class CheckBounds:
+    """Where one model's verdicts are read, log P(Yes) - log P(No) of its best sentence: under `denied_below` the
+    reply's lines do not give it, and from `kept_from` (when set) they do so surely that a reply the evidence
+    alone would withhold stands (rag.quotes.align). A verdict of None decides nothing."""
+
+    denied_below: float
+    kept_from: float | None = None
+    checked_below: float | None = None  # evidence (rag/abstain.py) from which a kept reply is not checked at all
+
+    def checks(self, evidence: float) -> bool:
+        """Whether a reply the evidence lets stand is checked (one that strong is not, when a bound is set)."""
+        return self.checked_below is None or evidence < self.checked_below
+
+    def denies(self, verdict: float | None) -> bool:
+        """Whether the model said the reply's lines do not give it."""
+        return verdict is not None and verdict < self.denied_below
+
+    def keeps(self, verdict: float | None) -> bool:
+        """Whether the model said, surely enough to outweigh thin evidence, that the lines give the reply."""
+        return verdict is not None and self.kept_from is not None and verdict >= self.kept_from
+
+
+# Chosen per model on the tuning questions' stored replies (README "The larger model checks the answer"); any
+# other model (a user's own) is read with the default chat model's bounds, which only deny.
+DEFAULT_BOUNDS = CheckBounds(DENIED_BELOW)
+BOUNDS: Mapping[str, CheckBounds] = {
+    "qwen2.5-coder-1.5b-instruct-q4_k_m": CheckBounds(denied_below=1.0, kept_from=1.25, checked_below=0.75),
+}
+
+
+def bounds_for(model_name: str) -> CheckBounds:
+    """The bounds a model's verdicts are read with (a built-in model's name, or its file's)."""
+    stem = model_name.rsplit("/", 1)[-1].removesuffix(".gguf")
+    return BOUNDS.get(stem, DEFAULT_BOUNDS)
 MAX_SENTENCES = 4  # sentences of a reply read (a longer reply's first ones)
 _CLAIM_CHARS = 300  # a sentence is read up to this many characters
 _SYSTEM = "You check facts. Answer Yes or No."
+log = logging.getLogger(__name__)
 
 
 def prompt(line: str, question: str, claim: str) -> list[Message]:
@@ -35,17 +81,23 @@ class AnswerCheck:
     passages give is enough). None when the model cannot give a prompt's probabilities (a shared inference
     server's chat API) or the prompt does not fit: then nothing is concluded.
 
-    `model` is a ChatModel or a function returning one, called only when there is something to check."""
+    `model` is a ChatModel or a function returning one, called only when there is something to check; `bounds`
+    say how its verdicts are read (`bounds_for` the model)."""
 
     def __init__(self, model: ChatModel | Callable[[], ChatModel], *,
-                 cancel: Callable[[], bool] | None = None) -> None:
+                 cancel: Callable[[], bool] | None = None, bounds: CheckBounds = DEFAULT_BOUNDS) -> None:
         self._model = model
         self.cancel = cancel
+        self.bounds = bounds
 
     def __call__(self, question: str, pairs: Sequence[tuple[str, str]]) -> float | None:
         if not pairs:
             return None
-        model = self._model() if callable(self._model) else self._model
+        try:
+            model = self._model() if callable(self._model) else self._model
+        except ModelError as exc:  # a checker that cannot be loaded concludes nothing; the answer goes on
+            log.warning("answer not checked: %s", exc)
+            return None
         best: float | None = None
         for claim, line in pairs[:MAX_SENTENCES]:
             if self.cancel is not None and self.cancel():
@@ -63,5 +115,5 @@ class AnswerCheck:
 
 
 def denied(verdict: float | None) -> bool:
-    """Whether the model said the reply's lines do not give it (None, no verdict: not denied)."""
-    return verdict is not None and verdict < DENIED_BELOW
+    """Whether the default chat model said the reply's lines do not give it (None, no verdict: not denied)."""
+    return DEFAULT_BOUNDS.denies(verdict)

@@ -66,6 +66,7 @@ class Questions:
     _done_sources: Callable[[str], set[str]]
     _check_embedder: Callable[[str], Embedder]
     _check_chat_model: Callable[[], None]
+    answer_check: Callable[[Callable[[], bool] | None], AnswerCheck]
     _repairing: Callable[[Callable[[], Any]], Any]
 
     def search(self, query: str, *, k: int = 5, workspace: str = DEFAULT_WORKSPACE, mode: str | None = None,
@@ -245,7 +246,7 @@ class Questions:
             given = [stored.get(h.chunk_id, h) for h in result.sources]
             t_align = time.perf_counter()
             support = align(result.text, asked, given, embedder=self.embedder_for(workspace),
-                            rarity=self.store.rarity(asked), check=AnswerCheck(model, cancel=cancel))
+                            rarity=self.store.rarity(asked), check=self.answer_check(cancel))
             result = replace(result, support=support)
             result.timings["quotes"] = time.perf_counter() - t_align
         if conv is not None:

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rag.abstain import (
-    WORD_PREFIX, abstain_text, abstains, calibrated, evidence, invented_figures, lacks_asked_kind, missing_share,
-    says_nothing,
+    OFF_QUESTION_BELOW, SUPPORTED_SHARE, WORD_PREFIX, abstain_text, abstains, calibrated, evidence, invented_figures,
+    lacks_asked_kind, missing_share, says_nothing,
 )
-from rag.confirm import denied
+from rag.confirm import DEFAULT_BOUNDS
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect, question_stems
 from rag.lines import names_heading, split_units
@@ -360,18 +360,29 @@ def align(
         off_kind = not silent and language == DEFAULT_LANGUAGE and (
             lacks_asked_kind(question, clean) or restates([t for t, _ in said], question))
 
-        def checked() -> bool:
-            # Each sentence that claims something, with the passage line closest to it. Not for a reply the
-            # passages' lines stand in for anyway (a refusal, or one the aligner bears out nowhere: "No, the
-            # documents do not say.").
-            if check is None or refusal or (unsupported and strong) or language != DEFAULT_LANGUAGE:
-                return False
-            pairs = [(t, " ".join(units[int(np.argmax(unit_vecs @ vec))].text.split())) for t, vec in said]
-            weighed["verdict"] = verdict = check(question, pairs)
-            return denied(verdict)
+        # The model's check (rag/confirm.py): each sentence that claims something, with the passage line closest
+        # to it. Not for a reply the passages' lines stand in for anyway (a refusal, or one the aligner bears out
+        # nowhere: "No, the documents do not say.").
+        checkable = check is not None and not refusal and not (unsupported and strong) and language == DEFAULT_LANGUAGE
+        bounds = getattr(check, "bounds", DEFAULT_BOUNDS)
 
-        if abstains(score, supported=1.0 if silent else supported, refusal=(refusal and not silent) or unfilled,
-                    answer_line=answer_line, invented=bool(invented), off_kind=off_kind) or checked():
+        def verdict() -> float | None:
+            if "verdict" not in weighed:
+                pairs = [(t, " ".join(units[int(np.argmax(unit_vecs @ vec))].text.split())) for t, vec in said]
+                weighed["verdict"] = check(question, pairs) if check is not None else None
+            return weighed["verdict"]
+
+        withheld = abstains(score, supported=1.0 if silent else supported, refusal=(refusal and not silent) or unfilled,
+                            answer_line=answer_line, invented=bool(invented), off_kind=off_kind)
+        if not withheld:
+            withheld = checkable and bounds.checks(score) and bounds.denies(verdict())
+        elif (checkable and bounds.kept_from is not None and not invented and not off_kind and not silent
+              and supported >= SUPPORTED_SHARE and (answer_line is None or answer_line >= OFF_QUESTION_BELOW)):
+            # A reply the passages bear out, withheld for thin evidence alone, stands when the check is sure its
+            # lines give it: a question in words of its own is far from its line for the embedder, less so for a
+            # model that reads both (README "The larger model checks the answer").
+            withheld = not bounds.keeps(verdict())
+        if withheld:
             # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
             lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
             quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]

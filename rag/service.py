@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inference.chat import ChatModel
-from inference.errors import HearthError, UsageError
+from inference.errors import HearthError, ModelError, UsageError
 from rag.answer import fixed_messages
-from rag.components import (embedder_folder, load_chat_model, load_embedder, load_reranker, open_document_index,
-                            resolve_chat_model)
+from rag.components import (check_model_name, embedder_folder, load_chat_model, load_check_model, load_embedder,
+                            load_reranker, open_document_index, resolve_chat_model)
 from rag.config import HearthConfig, model_allowed
+from rag.confirm import AnswerCheck, bounds_for
 from rag.crosslingual import LanguageNotice, language_notice
 from rag.errors import IndexDamaged, StoreError
 from rag.ingest import IngestReport, Progress, forget, ingest
@@ -68,12 +69,18 @@ class Hearth(Questions):
         embedder: Embedder | None = None,
         store: DocumentIndex | None = None,
         chat_model: ChatModel | None = None,
+        check_model: ChatModel | None = None,
     ) -> None:
         self.config = config
         self._embedder = embedder
         self._embedders: dict[str, Embedder] = {}  # loaded ONNX embedders by folder (the key workspaces record)
         self._store = store
         self._chat_model = chat_model
+        # The model that checks answers' lines (rag/confirm.py), when it is not the chat model; a chat model
+        # passed in also checks, unless the configuration names a checker (passed in too, or loaded when needed).
+        self._checker_name: str | None = (
+            None if chat_model is not None and config.check_model is None else check_model_name(config))
+        self._check_model = check_model if self._checker_name is not None else None
         self._manifest: Manifest | None = None
         self._reranker: Reranker | None = None
         self.memory_plan: MemoryPlan | None = None  # how the chat model was placed, when Hearth chose it
@@ -194,6 +201,29 @@ class Hearth(Questions):
                 loaded = load_chat_model(self.config)
                 self._chat_model, self.memory_plan = loaded.model, loaded.plan
             return self._chat_model
+
+    @property
+    def check_model(self) -> ChatModel:
+        """The model that checks whether an answer's line gives it, loaded on first use (the chat model unless a
+        checker is installed or configured: `rag.components.check_model_name`)."""
+        if self._checker_name is None:
+            return self.chat_model
+        with self._model_lock:
+            if self._check_model is None:
+                try:
+                    self._check_model = load_check_model(self.config, self._checker_name)
+                except HearthError as exc:  # e.g. not allowed, or a path that is gone: the check concludes nothing
+                    if isinstance(exc, ModelError):
+                        raise
+                    raise ModelError(str(exc), hint=exc.hint) from exc
+            return self._check_model
+
+    def answer_check(self, cancel: Callable[[], bool] | None = None) -> AnswerCheck:
+        """The check of an answer's lines, read with its model's bounds (rag/confirm.py)."""
+        from inference.models import DEFAULT_CHAT_MODEL
+
+        name = self._checker_name or self.config.chat_model or DEFAULT_CHAT_MODEL
+        return AnswerCheck(lambda: self.check_model, cancel=cancel, bounds=bounds_for(name))
 
     def load_chat_model(self, name: str) -> ChatModel:
         """A newly loaded chat model from the library (not the service's own), e.g. for an API request naming
@@ -389,6 +419,9 @@ class Hearth(Questions):
         """Free the chat model's memory (it loads again on the next question); True if one was loaded."""
         with self._model_lock:
             model, self._chat_model = self._chat_model, None
+            checker, self._check_model = self._check_model, None
+        if checker is not None:
+            checker.close()
         if model is None:
             return False
         model.close()

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from rag import abstain
+from rag.components import CHECK_WITH_CHAT
 from rag.quotes import Support, align, restates
 from rag.service import Hearth, HearthConfig
 from rag.store import Hit
@@ -31,7 +32,7 @@ NOTES = {
 @pytest.fixture(scope="module")
 def hearth(tmp_path_factory) -> Hearth:
     root = tmp_path_factory.mktemp("abstain")
-    h = Hearth(HearthConfig(data_dir=root / "data", embed_threads=2))
+    h = Hearth(HearthConfig(data_dir=root / "data", embed_threads=2, check_model=CHECK_WITH_CHAT))
     assert h.ingest([write_notes(root / "notes", NOTES)]).added == len(NOTES)
     return h
 

