@@ -66,17 +66,22 @@ def load(path: Path = DATA) -> list[Office]:
 
 
 def run_office(office: Office, model: Any, root: Path, *, threads: int | None, details: IO[str] | None = None,
-               log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
-    """Index one office into a fresh data folder under `root` and ask all its questions; returns its counts."""
-    from rag.confirm import denied
+               log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+               checker: tuple[str, Any] | None = None) -> dict[str, Any]:
+    """Index one office into a fresh data folder under `root` and ask all its questions; returns its counts.
+    `checker`: the name and loaded model that check answers' lines, as Hearth would load them (None: the chat
+    model checks)."""
+    from rag.components import CHECK_WITH_CHAT
     from rag.service import Hearth, HearthConfig
 
     folder = root / office.name / "notes"
     folder.mkdir(parents=True)
     for name, text in office.notes.items():
         (folder / name).write_text(text, encoding="utf-8")
-    hearth = Hearth(HearthConfig(data_dir=root / office.name / "data", n_threads=threads, embed_threads=threads),
-                    chat_model=model)
+    config = HearthConfig(data_dir=root / office.name / "data", n_threads=threads, embed_threads=threads,
+                          check_model=checker[0] if checker else CHECK_WITH_CHAT)
+    hearth = Hearth(config, chat_model=model, check_model=checker[1] if checker else None)
+    bounds = hearth.answer_check().bounds
     report = hearth.ingest([folder])
     if report.added != len(office.notes):
         raise RuntimeError(f"office {office.name}: {report.added} of {len(office.notes)} notes indexed")
@@ -92,7 +97,7 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
         support = out.support
         withheld = bool(out.to_json()["abstained"])  # as `ask --json` says it (no passage at all is not found too)
         right = phrase is not None and not withheld and phrase.casefold() in out.text.casefold()
-        checked_out = withheld and support is not None and denied(support.verdict)
+        checked_out = withheld and support is not None and bounds.denies(support.verdict)
         counts["checked_out_answerable" if phrase is not None else "checked_out_unanswerable"] += checked_out
         counts["checked_out_right"] += checked_out and phrase is not None and phrase.casefold() in (
             out.to_json()["reply"] or "").casefold()
@@ -121,20 +126,30 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
 
 
 def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details: IO[str] | None = None,
-        log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
-    """Every office in turn, with one chat model; the summary with each office's counts and their sum."""
+        log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+        check_model: str | None = None) -> dict[str, Any]:
+    """Every office in turn, with one chat model; the summary with each office's counts and their sum.
+    `check_model`: HearthConfig.check_model ("chat": the chat model checks answers; None: as Hearth chooses)."""
     from inference.llm import LlamaCppModel
     from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
+    from rag.components import check_model_name
+    from rag.service import HearthConfig
 
     summary: dict[str, Any] = {"machine": machine(), "offices": {}}
     model = LlamaCppModel(chat_model_path(DEFAULT_CHAT_MODEL, cache), n_ctx=4096, n_threads=threads or 2)
+    # The checker Hearth would use here (the built-in one when installed), loaded once for all offices.
+    name = check_model_name(HearthConfig(data_dir=cache, check_model=check_model))
+    checker = (name, LlamaCppModel(chat_model_path(name, cache), n_ctx=1024, n_threads=threads or 2)) if name else None
+    summary["check_model"] = name or DEFAULT_CHAT_MODEL
     try:
         with tempfile.TemporaryDirectory(prefix="hearth-office-") as tmp:
             for office in offices:
                 summary["offices"][office.name] = run_office(office, model, Path(tmp), threads=threads,
-                                                             details=details, log=log)
+                                                             details=details, log=log, checker=checker)
     finally:
         model.close()
+        if checker:
+            checker[1].close()
     summary["total"] = total(summary["offices"])
     summary["machine"]["load_after"] = machine()["load_average"]
     return summary
@@ -158,6 +173,7 @@ def format_table(summary: dict[str, Any]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     m = summary["machine"]
+    lines.append(f"answers checked by: {summary.get('check_model')}")
     lines.append(f"machine: {m['cpus']} CPUs, load average {m['load_average']} before, {m.get('load_after')} after")
     return "\n".join(lines)
 
@@ -169,6 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of the models (default 2)")
     parser.add_argument("--details", type=Path, default=None, metavar="FILE", help="one JSON line per question")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where the chat model file is joined")
+    parser.add_argument("--check-model", default=None, metavar="NAME",
+                        help='the model that checks answers: "chat" for the chat model (a baseline), or a built-in '
+                             "name (default: as Hearth chooses, the built-in checker when installed)")
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error("--threads must be at least 1")
@@ -182,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         offices = [o for o in offices if o.name in wanted]
     details = args.details.open("w", encoding="utf-8") if args.details is not None else None
     try:
-        summary = run(offices, threads=args.threads, cache=args.cache, details=details)
+        summary = run(offices, threads=args.threads, cache=args.cache, details=details, check_model=args.check_model)
     finally:
         if details is not None:
             details.close()

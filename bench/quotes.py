@@ -188,8 +188,6 @@ def measure(
     hearth: Any, q: Question, gold: Sequence[str], *, k: int, texts: DocumentTexts, align: Callable[..., Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Search, ask and align one question; returns its outcome and its details line."""
-    from rag.confirm import AnswerCheck
-
     t0 = time.perf_counter()
     hits = hearth.search(q.question, k=k, workspace=WORKSPACE)
     t1 = time.perf_counter()
@@ -198,7 +196,7 @@ def measure(
     # Measured on the passages the model was given, as the answer's quotes would be.
     rarity = hearth.store.rarity(q.question)
     support = align(answer.text, q.question, answer.sources, embedder=hearth.embedder, rarity=rarity,
-                    check=AnswerCheck(hearth.chat_model))
+                    check=hearth.answer_check())
     t3 = time.perf_counter()
     row = {
         "answerable": bool(gold),
@@ -230,7 +228,6 @@ def replay(path: Path, *, data_dir: Path, threads: int | None = 2, aligner: dict
            model_check: bool = True) -> dict[str, Any]:
     """Align the stored replies of a --details file again; returns the summary. No reply is generated; the
     chat model only reads, for the check of the answer's line (rag/confirm.py), unless `model_check` is off."""
-    from rag.confirm import AnswerCheck
     from rag.quotes import align
     from rag.service import Hearth, HearthConfig
     from rag.store import Hit
@@ -238,7 +235,7 @@ def replay(path: Path, *, data_dir: Path, threads: int | None = 2, aligner: dict
     hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads, n_threads=threads))
     embedder = hearth.embedder  # as the run had it
     if model_check:
-        aligner = dict(aligner or {}, check=AnswerCheck(lambda: hearth.chat_model))
+        aligner = dict(aligner or {}, check=hearth.answer_check())
     rows = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
