@@ -126,14 +126,21 @@ def test_ask_checks_the_answer_s_line_with_the_chat_model(hearth):
     assert any("A monthly parking permit costs 48 EUR" in r for r in judge.read)
 
 
-@pytest.mark.slow
-def test_the_default_model_tells_a_line_that_gives_the_reply_from_one_about_its_subject(tmp_path):
+def _packaged_model(name: str, tmp_path: Path, *, n_ctx: int):
+    """A built-in model, joined in the demo's cache when `make demo` made one, else under tmp_path."""
     from inference.llm import LlamaCppModel
-    from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
+    from inference.models import chat_model_path
 
     demo_cache = ROOT / ".data" / "demo" / "cache"
     cache = demo_cache if (demo_cache / "models").is_dir() else tmp_path / "cache"
-    model = LlamaCppModel(chat_model_path(DEFAULT_CHAT_MODEL, cache), n_ctx=2048, n_threads=2)
+    return LlamaCppModel(chat_model_path(name, cache), n_ctx=n_ctx, n_threads=2)
+
+
+@pytest.mark.slow
+def test_the_default_model_tells_a_line_that_gives_the_reply_from_one_about_its_subject(tmp_path):
+    from inference.models import DEFAULT_CHAT_MODEL
+
+    model = _packaged_model(DEFAULT_CHAT_MODEL, tmp_path, n_ctx=2048)
     check = AnswerCheck(model)
     gives = [  # (question, reply, the line it comes from)
         ("How much does a monthly parking permit cost?", "A monthly parking permit costs 48 EUR.",
@@ -234,13 +241,10 @@ def test_a_checker_that_cannot_be_loaded_concludes_nothing(tmp_path, caplog):
 
 @pytest.mark.slow
 def test_the_larger_model_is_sure_of_lines_that_give_the_reply_even_to_a_question_in_other_words(tmp_path):
-    from inference.llm import LlamaCppModel
-    from inference.models import CHECK_MODEL, chat_model_path
+    from inference.models import CHECK_MODEL
 
-    demo_cache = ROOT / ".data" / "demo" / "cache"
-    cache = demo_cache if (demo_cache / "models").is_dir() else tmp_path / "cache"
     bounds = confirm.bounds_for(CHECK_MODEL)
-    model = LlamaCppModel(chat_model_path(CHECK_MODEL, cache), n_ctx=1024, n_threads=2)
+    model = _packaged_model(CHECK_MODEL, tmp_path, n_ctx=1024)
     check = AnswerCheck(model, bounds=bounds)
     gives = [  # (question, reply, the line it comes from): sure enough to stand on thin evidence
         ("How much does a monthly parking permit cost?", "A monthly parking permit costs 48 EUR.",
