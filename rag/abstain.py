@@ -188,6 +188,15 @@ def abstains(evidence_score: float, *, supported: float, refusal: bool, answer_l
     return weak_reply and evidence_score < ABSTAIN_UNSUPPORTED_BELOW
 
 
+def only_thin_evidence(*, supported: float, answer_line: float | None, invented: bool = False,
+                       off_kind: bool = False) -> bool:
+    """Whether a reply `abstains` withholds could only be withheld for thin evidence: it is borne out, states no
+    made-up figure, gives what kind of answer is asked for, and takes its answer from no line off the question
+    (a refusal or a reply that says nothing is the caller's to rule out). A sure check may keep such a reply."""
+    return (not invented and not off_kind and supported >= SUPPORTED_SHARE
+            and (answer_line is None or answer_line >= OFF_QUESTION_BELOW))
+
+
 def abstain_text(language: str) -> str:
     """What Hearth says instead of the reply, in the question's language (English when it has no wording)."""
     return _TEXT.get(language, _TEXT[DEFAULT_LANGUAGE])

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rag.abstain import (
-    OFF_QUESTION_BELOW, SUPPORTED_SHARE, WORD_PREFIX, abstain_text, abstains, calibrated, evidence, invented_figures,
-    lacks_asked_kind, missing_share, says_nothing,
+    WORD_PREFIX, abstain_text, abstains, calibrated, evidence, invented_figures, lacks_asked_kind, missing_share,
+    only_thin_evidence, says_nothing,
 )
 from rag.confirm import DEFAULT_BOUNDS
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
@@ -366,18 +366,17 @@ def align(
         checkable = check is not None and not refusal and not (unsupported and strong) and language == DEFAULT_LANGUAGE
         bounds = getattr(check, "bounds", DEFAULT_BOUNDS)
 
-        def verdict() -> float | None:
-            if "verdict" not in weighed:
-                pairs = [(t, " ".join(units[int(np.argmax(unit_vecs @ vec))].text.split())) for t, vec in said]
-                weighed["verdict"] = check(question, pairs) if check is not None else None
-            return weighed["verdict"]
+        def verdict() -> float | None:  # asked at most once, only when `checkable`
+            pairs = [(t, " ".join(units[int(np.argmax(unit_vecs @ vec))].text.split())) for t, vec in said]
+            weighed["verdict"] = found = check(question, pairs) if check is not None else None
+            return found
 
         withheld = abstains(score, supported=1.0 if silent else supported, refusal=(refusal and not silent) or unfilled,
                             answer_line=answer_line, invented=bool(invented), off_kind=off_kind)
         if not withheld:
             withheld = checkable and bounds.checks(score) and bounds.denies(verdict())
-        elif (checkable and bounds.kept_from is not None and not invented and not off_kind and not silent
-              and supported >= SUPPORTED_SHARE and (answer_line is None or answer_line >= OFF_QUESTION_BELOW)):
+        elif checkable and bounds.kept_from is not None and not silent and only_thin_evidence(
+                supported=supported, answer_line=answer_line, invented=bool(invented), off_kind=off_kind):
             # A reply the passages bear out, withheld for thin evidence alone, stands when the check is sure its
             # lines give it: a question in words of its own is far from its line for the embedder, less so for a
             # model that reads both (README "The larger model checks the answer").
