@@ -13,8 +13,8 @@ the answer's line (rag/confirm.py), and the twelfth and thirteenth came after th
 chose the larger checker's bounds, the fourteenth to seventeenth were reported on them, and the eighteenth to
 twenty-first were written after them. Each office is indexed into a fresh data folder of its own (its own
 keyword counts, as on a real machine) and every question is asked through `Hearth.ask` with the default
-models: the embedder, and the chat model shared by all offices (joined once into --cache, default .data/bench-
-office).
+models: the embedder, and the chat model shared by all offices (joined once into --cache, default
+.data/bench-office).
 
 Per office: answerable questions withheld ("not found"), right (not withheld, and the reply holds the phrase),
 and unanswerable questions answered (not withheld); and, as the baseline of the same run, how many of each the
