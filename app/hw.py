@@ -19,7 +19,7 @@ from typing import Any
 from inference.budget import MemoryPlan, format_bytes
 from inference.checklist import checklist, plan_check
 from inference.checklist import report as machine_report
-from inference.errors import UsageError
+from inference.errors import HearthError, UsageError
 from inference.gpu_select import GpuSelection, hide_unusable_gpus, select_gpus
 from inference.hardware import Machine, detect
 from rag.config import HearthConfig
@@ -47,12 +47,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--ctx must be 0 (the model's own context) or more.")
     hide_unusable_gpus()  # before the runtime probe loads llama.cpp: it should see what Hearth uses
     machine = detect()
-    plan = actual = None
+    plan = actual = checker = None
     comparison: list[Any] = []
     if args.model:
         config = model_config(getattr(args, "data_dir", None), getattr(args, "threads", None))
         path = resolve_model(args.model, config)
         plan = machine.plan(path, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers)
+        checker = check_plan(machine, config, args.model, plan)
         if args.load:
             actual, comparison = load_and_compare(args.model, plan, config)
     if args.json:
@@ -60,13 +61,36 @@ def run(args: argparse.Namespace) -> int:
         if plan is not None:
             out["plan"] = plan.to_json()
             out["checks"].append(plan_check(plan).to_json())
+            out["check_plan"] = checker.to_json() if checker is not None else None
+            if checker is not None:
+                out["checks"].append(plan_check(checker, "checker fits").to_json())
         if actual is not None:
             out["actual"] = actual.to_json()
             out["comparison"] = [c.to_json() for c in comparison]
         print(json.dumps(out, ensure_ascii=False))
     else:
-        print(render(machine, plan, actual, comparison))
+        print(render(machine, plan, actual, comparison, checker=checker))
     return EXIT_OK
+
+
+def check_plan(machine: Machine, config: HearthConfig, chat: str | None, chat_plan: MemoryPlan) -> MemoryPlan | None:
+    """The plan of the model that checks answers (rag/confirm.py) beside the chat model's, when Hearth loads one
+    of its own next to `chat` and it is prepared (None otherwise, or when its header cannot be read)."""
+    from rag.service import Hearth
+
+    path = Hearth(config).checker_to_plan(chat)
+    return checker_plan(machine, path, chat_plan) if path is not None else None
+
+
+def checker_plan(machine: Machine, path: Path, chat_plan: MemoryPlan) -> MemoryPlan | None:
+    """The answer checker's plan for its own context, in what the chat model's plan leaves free (None when its
+    header cannot be read: the chat model's plan stands alone)."""
+    from rag.components import CHECK_CTX
+
+    try:
+        return machine.plan(path, n_ctx=CHECK_CTX, beside=chat_plan)
+    except (HearthError, OSError, ValueError):
+        return None
 
 
 def model_config(data_dir: Path | str | None, threads: int | None = None) -> HearthConfig:
@@ -101,11 +125,12 @@ def load_and_compare(model: str, plan: MemoryPlan, config: HearthConfig) -> tupl
 
 
 def render(machine: Machine, plan: MemoryPlan | None = None, report: Any = None, comparison: list[Any] | None = None,
-           selection: GpuSelection | None = None) -> str:
+           selection: GpuSelection | None = None, checker: MemoryPlan | None = None) -> str:
     """The human report: checklist first, then the details."""
     sel = selection or select_gpus(machine)
     lines = [f"Hearth hardware check (system files read under {machine.root})", ""]
     checks = checklist(machine, sel) + ([plan_check(plan)] if plan is not None else [])
+    checks += [plan_check(checker, "checker fits")] if checker is not None else []
     width = max(len(c.name) for c in checks)
     for c in checks:
         lines.append(f"  {_TAGS.get(c.verdict, c.verdict)}  {c.name:<{width}}  {c.detail}")
@@ -150,6 +175,8 @@ def render(machine: Machine, plan: MemoryPlan | None = None, report: Any = None,
             lines.append(f"  ONNX Runtime  {rt.onnxruntime.version}: {', '.join(rt.onnxruntime.working)}")
     if plan is not None:
         lines += ["", *render_plan(plan)]
+    if checker is not None:
+        lines += ["", *render_plan(checker, "the answer checker, beside it")]
     if report is not None and comparison:
         lines += ["", "Planned vs actual (llama.cpp's own buffer report)"]
         lines.append(f"  {'':14}{'planned':>14}{'actual':>14}{'error':>9}")
@@ -166,11 +193,11 @@ def render(machine: Machine, plan: MemoryPlan | None = None, report: Any = None,
     return "\n".join(lines)
 
 
-def render_plan(plan: MemoryPlan) -> list[str]:
-    """The plan as readable lines."""
+def render_plan(plan: MemoryPlan, role: str = "") -> list[str]:
+    """The plan as readable lines (`role`: what the model is for, when it is not the chat model)."""
     swa = f", sliding-window layers {plan.kv_cells_swa} cells" if plan.kv_cells_swa else ""
     lines = [
-        f"Memory plan for {plan.model} ({plan.arch}), {plan.n_ctx}-token context",
+        f"Memory plan for {plan.model} ({plan.arch}{', ' + role if role else ''}), {plan.n_ctx}-token context",
         f"  weights    {format_bytes(plan.weights):>12}   "
         f"({format_bytes(plan.weights_cpu_mapped)} mapped from the file"
         + (f", {format_bytes(plan.weights_cpu_repack)} repacked for the CPU" if plan.weights_cpu_repack else "")

@@ -95,14 +95,15 @@ def checklist(m: Machine, selection: GpuSelection | None = None) -> list[Check]:
     return checks
 
 
-def plan_check(plan: MemoryPlan) -> Check:
-    """The checklist line for a model's memory plan."""
+def plan_check(plan: MemoryPlan, name: str = "plan fits") -> Check:
+    """The checklist line for a model's memory plan (`name`: "checker fits" for the answer checker's, planned beside
+    the chat model's)."""
     where = (f"{plan.n_gpu_layers}/{plan.n_layers} layers on {plan.device}" if plan.n_gpu_layers
              else f"all {plan.n_layers} layers on the CPU")
     need = (f"GPU {format_bytes(plan.gpu_need)} of {format_bytes(plan.gpu_free)} free"
             f" (keeping {format_bytes(plan.margin)} spare), " if plan.n_gpu_layers else "")
     need += f"RAM {format_bytes(plan.ram_need)} of {format_bytes(plan.ram_available)} available"
-    return Check("plan fits", "ok" if plan.fits else "fail", f"{where}; {need}", plan.warnings)
+    return Check(name, "ok" if plan.fits else "fail", f"{where}; {need}", plan.warnings)
 
 
 def gpu_advice(m: Machine, g: GpuInfo, sel: GpuSelection) -> tuple[str, ...]:

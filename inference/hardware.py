@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from inference import gpu_names, rocm
-from inference.budget import GIB, MemoryPlan, OffloadTarget, embedder_footprint, plan_memory
+from inference.budget import GIB, EmbedderFootprint, MemoryPlan, OffloadTarget, embedder_footprint, plan_memory
 from inference.host import (
     AccessCheck,
     CpuInfo,
@@ -202,18 +202,26 @@ class Machine:
         candidates = pool or [g for g in shown if g.vendor in ("AMD", "NVIDIA")]
         return (max(candidates, key=_rank),) if candidates else ()
 
-    def plan(self, path: Path, *, n_ctx: int = 4096, n_gpu_layers: int | None = None) -> MemoryPlan:
-        """The memory plan of a model here: the GPU(s) llama.cpp uses as target, free RAM, the embedder's share."""
+    def plan(self, path: Path, *, n_ctx: int = 4096, n_gpu_layers: int | None = None,
+             beside: MemoryPlan | None = None) -> MemoryPlan:
+        """The memory plan of a model here: the GPU(s) llama.cpp uses as target, free RAM, the embedder's share.
+
+        With `beside` (the chat model's plan), the plan of a second model loaded next to it (the answer checker,
+        rag/confirm.py): what that one takes comes off the free GPU memory and RAM first, and the embedder, in
+        its plan already, is not counted again."""
         ort = self.runtimes.onnxruntime if self.runtimes else None
         on_gpu = bool(ort and ort.gpu_working)  # the embedder then takes its share of the same GPU
-        return plan_memory(
-            path,
-            n_ctx=n_ctx,
-            target=self.offload_target(),
-            n_gpu_layers=n_gpu_layers,
-            embedder=embedder_footprint(device="gpu" if on_gpu else "cpu"),
-            ram_available=self.ram.available,
-        )
+        target, ram = self.offload_target(), self.ram.available
+        embedder: EmbedderFootprint | None = embedder_footprint(device="gpu" if on_gpu else "cpu")
+        if beside is not None:
+            taken = beside.gpu_need + (beside.embedder.total if beside.embedder and beside.embedder.device != "cpu"
+                                       else 0)
+            if target is not None:
+                target = replace(target, free=max(0, target.free - taken))
+            ram = None if ram is None else max(0, ram - beside.ram_need)
+            embedder = None
+        return plan_memory(path, n_ctx=n_ctx, target=target, n_gpu_layers=n_gpu_layers, embedder=embedder,
+                           ram_available=ram)
 
     def offload_target(self) -> OffloadTarget | None:
         """The GPU(s) of `offload_gpus` as one budget target (several: their memory added up), marked unusable

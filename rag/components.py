@@ -90,8 +90,9 @@ def resolve_chat_model(model: str | None, config: HearthConfig) -> Path:
     )
 
 
-def plan_gpu_layers(path: Path, config: HearthConfig) -> tuple[int, MemoryPlan | None]:
-    """GPU layers for a model: the configured number, else as many as the memory plan fits this machine's GPU.
+def plan_gpu_layers(path: Path, config: HearthConfig, n_ctx: int | None = None) -> tuple[int, MemoryPlan | None]:
+    """GPU layers for a model: the configured number, else as many as the memory plan fits this machine's GPU
+    (for `n_ctx` tokens of context, else the configuration's).
 
     `HearthConfig.n_gpu_layers is None` is the one meaning of "automatic" (the settings' AUTO, `hw`'s plan).
     """
@@ -102,7 +103,7 @@ def plan_gpu_layers(path: Path, config: HearthConfig) -> tuple[int, MemoryPlan |
     prepare_gpus()  # before detect(): probing the runtimes loads llama.cpp's GPU backend in this process
 
     try:
-        plan = detect().plan(path, n_ctx=config.n_ctx)
+        plan = detect().plan(path, n_ctx=n_ctx or config.n_ctx)
     except HearthError as exc:
         log.warning("no memory plan for %s (%s); running on the CPU", path.name, exc)
         return 0, None
@@ -127,7 +128,7 @@ def load_chat_model(config: HearthConfig, model: str | None = None) -> LoadedCha
 
 
 CHECK_WITH_CHAT = "chat"  # HearthConfig.check_model: check answers with the chat model
-_CHECK_CTX = 1024  # tokens of context the checker is loaded with (a question, a sentence and a line)
+CHECK_CTX = 1024  # tokens of context the checker is loaded with (a question, a sentence and a line)
 
 
 def check_model_name(config: HearthConfig) -> str | None:
@@ -149,13 +150,14 @@ def check_model_name(config: HearthConfig) -> str | None:
 
 
 def load_check_model(config: HearthConfig, name: str) -> ChatModel:
-    """The checker `name` loaded by llama.cpp with a short context, its GPU layers planned like the chat model's."""
+    """The checker `name` loaded by llama.cpp with a short context, its GPU layers planned like the chat model's
+    (for its own context, in the GPU memory the chat model left free)."""
     from inference.llm import LlamaCppModel
 
     prepare_gpus()
     path = resolve_chat_model(name, config)
-    layers, _plan = plan_gpu_layers(path, config)
-    return LlamaCppModel(path, n_ctx=_CHECK_CTX, n_threads=config.n_threads, n_gpu_layers=layers)
+    layers, _plan = plan_gpu_layers(path, config, n_ctx=CHECK_CTX)
+    return LlamaCppModel(path, n_ctx=CHECK_CTX, n_threads=config.n_threads, n_gpu_layers=layers)
 
 
 def load_reranker(config: HearthConfig) -> Reranker | None:

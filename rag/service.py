@@ -250,6 +250,15 @@ class Hearth(Questions):
         except HearthError:  # a model that cannot be found means no plan, not a failure
             return None
 
+    def checker_to_plan(self, chat: str | None = None) -> Path | None:
+        """The GGUF of the model that checks answers (rag/confirm.py) when it is loaded beside the chat model
+        (`chat`, else the configured one), for the hardware plan; None when the chat model checks, or the checker
+        is not prepared yet (its parts are joined when it first loads)."""
+        name = self._checker_name
+        if name is None or name == (chat or self.config.chat_model):
+            return None
+        return self.model_to_plan(name)
+
     # The service API.
     def ingest(
         self,

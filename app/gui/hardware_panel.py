@@ -254,12 +254,30 @@ class HardwarePanel(QScrollArea):
         verdict = QLabel(self.tr("Fits in memory") if fits else self.tr("Does not fit in memory"))
         _colour(verdict, theme.OK if fits else theme.ERROR)
         lay.addWidget(verdict)
-        for w in plan.get("warnings") or []:
-            warn = QLabel(w)
-            warn.setWordWrap(True)
-            _colour(warn, theme.WARN)
-            lay.addWidget(warn)
+        _warnings(lay, plan.get("warnings"))
+        checker = snap.get("check_plan")
+        if checker:
+            self._checker(lay, checker)
         return box
+
+    def _checker(self, lay: QVBoxLayout, plan: dict[str, Any]) -> None:
+        """The answer checker's plan (rag/confirm.py), loaded beside the chat model: what it adds, and whether
+        both fit."""
+        lay.addWidget(title(self.tr("Answer checker: {model}").format(model=plan.get("model", "?"))))
+        gpu, cpu = plan.get("gpu") or {}, plan.get("cpu") or {}
+        where = (self.tr("{n} of {total} layers on the GPU ({gpu})").format(
+                     n=plan.get("n_gpu_layers"), total=plan.get("n_layers", "?"), gpu=format_bytes(gpu.get("need")))
+                 if plan.get("n_gpu_layers") else self.tr("on the CPU"))
+        line = QLabel(self.tr("{ctx} tokens of context, {ram} of RAM, {where}; loaded with the first answer it "
+                              "checks").format(ctx=plan.get("n_ctx", "?"), ram=format_bytes(cpu.get("need")),
+                                               where=where))
+        line.setWordWrap(True)
+        lay.addWidget(line)
+        fits = plan.get("fits")
+        verdict = QLabel(self.tr("Fits beside the chat model") if fits else self.tr("Does not fit beside the chat model"))
+        _colour(verdict, theme.OK if fits else theme.ERROR)
+        lay.addWidget(verdict)
+        _warnings(lay, plan.get("warnings"))
 
     def _stack(self, label: str, parts: list[tuple[str, int]], capacity: int | None) -> QWidget:
         w = QWidget()
@@ -374,3 +392,12 @@ def _advice(text: str, colour: QColor) -> QLabel:
 
 def _check(checks: list[dict[str, Any]], prefix: str) -> dict[str, Any] | None:
     return next((c for c in checks if str(c.get("name", "")).startswith(prefix)), None)
+
+
+def _warnings(lay: QVBoxLayout, warnings: list[str] | None) -> None:
+    """A plan's warnings, one wrapped line each in the warning colour."""
+    for w in warnings or []:
+        warn = QLabel(w)
+        warn.setWordWrap(True)
+        _colour(warn, theme.WARN)
+        lay.addWidget(warn)

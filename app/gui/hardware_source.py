@@ -4,6 +4,8 @@
                                       driver, rocm, gpu_selection (what Hearth hid for itself), checks, ...
     + "plan":  MemoryPlan.to_json()   the chat model's memory plan on this machine (None without a model)
     + "plan_error": str | None        why there is no plan
+    + "check_plan": MemoryPlan.to_json()   the answer checker's plan, beside the chat model's (None when the chat
+                                      model checks, or the checker is not prepared yet)
     + "actual": LoadReport.to_json()  what llama.cpp really allocated, once the model is loaded (else None)
 """
 
@@ -21,16 +23,20 @@ def snapshot(
     n_ctx: int = 4096,
     n_gpu_layers: int | None = None,
     load_report: Any = None,
+    check_path: Path | None = None,
 ) -> dict[str, Any]:
-    """Detect the machine (HEARTH_SYSFS_ROOT is honoured) and plan the model on it."""
+    """Detect the machine (HEARTH_SYSFS_ROOT is honoured) and plan the model on it, and the answer checker
+    (`check_path`) beside it."""
     from inference.checklist import plan_check, report
     from inference.gpu_select import hide_unusable_gpus
     from inference.hardware import detect
 
+    from app.hw import checker_plan
+
     hide_unusable_gpus()  # as Hearth does before its runtimes start: the probe below loads llama.cpp
     machine = detect()
     out = report(machine)
-    out["plan"] = None
+    out["plan"] = out["check_plan"] = None
     out["plan_error"] = None
     out["actual"] = load_report.to_json() if load_report is not None else None
     if model_path is not None:
@@ -41,4 +47,8 @@ def snapshot(
         else:
             out["plan"] = plan.to_json()
             out["checks"].append(plan_check(plan).to_json())
+            checker = checker_plan(machine, check_path, plan) if check_path is not None else None
+            if checker is not None:
+                out["check_plan"] = checker.to_json()
+                out["checks"].append(plan_check(checker, "checker fits").to_json())
     return out

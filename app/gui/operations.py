@@ -214,7 +214,7 @@ class Operations(QObject):
             path = hearth.model_to_plan(model)
             report = getattr(loaded, "load_report", None) if loaded is not None else None
             return snapshot(model_path=path, n_ctx=n_ctx or config.n_ctx, n_gpu_layers=n_gpu_layers,
-                            load_report=report)
+                            load_report=report, check_path=hearth.checker_to_plan(model))
 
         return self.reader.submit("hardware", run)
 

@@ -84,3 +84,22 @@ def test_a_newer_snapshot_replaces_one_still_being_shown(qtbot, on):
     assert shown.count("Memory plan") == 1 and shown.count("Checks") == 1
     panel.show_error("lost the machine")
     assert panel.snapshot is None and "lost the machine" in texts(panel)
+
+
+def test_panel_shows_the_answer_checker_beside_the_chat_model(qtbot, on, tmp_path):
+    """The checker's plan (its own short context, what the chat model leaves) under the chat model's."""
+    from tests.fixtures.ggufs import write_model
+
+    on("rdna3-desktop")
+    chat = write_model(tmp_path / "chat.gguf", "llama", n_embd=256, n_ff=512)
+    checker = write_model(tmp_path / "checker.gguf", "qwen2", n_embd=256, n_ff=512)
+    snap = snapshot(model_path=chat, n_ctx=2048, check_path=checker)
+    assert snap["check_plan"]["n_ctx"] == 1024 and snap["checks"][-1]["name"] == "checker fits"
+    panel = HardwarePanel()
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.shown, timeout=10_000):
+        panel.set_snapshot(snap)
+    shown = texts(panel)
+    assert f"Answer checker: {snap['check_plan']['model']}" in shown and "Fits beside the chat model" in shown
+    assert "1024 tokens of context" in shown and "on the CPU; loaded with the first answer it checks" in shown
+    assert snapshot(model_path=chat, n_ctx=2048)["check_plan"] is None  # no checker of its own: nothing more

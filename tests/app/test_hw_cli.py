@@ -196,3 +196,25 @@ def test_hw_builds_its_config_through_app_config_not_the_cli():
             imported |= {node.module or ""} | {f"{node.module}.{a.name}" for a in node.names}
     assert not any(m == "app.cli" or m.startswith("app.cli.") for m in imported)
     assert "app.config.hearth_config" in imported and "rag.components.load_chat_model" in imported
+
+
+def test_the_answer_checker_is_planned_beside_the_chat_model(on, capsys, tmp_path, monkeypatch):
+    """A checker of its own (rag/confirm.py, here a file named by HEARTH_CHECK_MODEL) is loaded next to the chat
+    model: `hw --model` plans it too, for its short context, in what the chat model leaves, with a line of its own."""
+    on("rdna3-desktop")
+    monkeypatch.setenv("HEARTH_DATA_DIR", str(tmp_path / "data"))
+    chat = write_model(tmp_path / "chat.gguf", "llama", n_embd=256, n_ff=512)
+    checker = write_model(tmp_path / "checker.gguf", "qwen2", n_embd=256, n_ff=512)
+    monkeypatch.setenv("HEARTH_CHECK_MODEL", str(checker))
+    out = run_json(capsys, "--model", str(chat), "--ctx", "2048")
+    plan, check = out["plan"], out["check_plan"]
+    assert check["arch"] == "qwen2" and check["n_ctx"] == 1024 and check["embedder"] == 0 and check["fits"] is True
+    assert check["cpu"]["available"] == plan["cpu"]["available"] - plan["cpu"]["need"]
+    assert [c["name"] for c in out["checks"][-2:]] == ["plan fits", "checker fits"]
+    assert main(["--threads", "2", "hw", "--model", str(chat)]) == 0
+    text = capsys.readouterr().out
+    assert "(qwen2, the answer checker, beside it), 1024-token context" in text and "checker fits" in text
+    # When the chat model checks its own answers there is no second model to plan.
+    monkeypatch.setenv("HEARTH_CHECK_MODEL", "chat")
+    out = run_json(capsys, "--model", str(chat))
+    assert out["check_plan"] is None and out["checks"][-1]["name"] == "plan fits"

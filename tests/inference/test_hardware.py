@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import filecmp
+from dataclasses import replace
 import json
 import os
 import shutil
@@ -501,3 +502,23 @@ def test_fixture_files_do_not_leak_between_roots():
     assert a == b == "AMD Radeon RX 7900 XTX"
     assert filecmp.cmp(FIXTURES / "rdna3-desktop/usr/share/libdrm/amdgpu.ids",
                        FIXTURES / "mi300x-server/usr/share/libdrm/amdgpu.ids", shallow=False)
+
+
+def test_a_model_beside_the_chat_model_is_planned_in_what_that_one_leaves(tmp_path):
+    """The answer checker (rag/confirm.py) is loaded next to the chat model: its plan gets the GPU memory and RAM
+    the chat model's plan leaves, and the embedder, in that plan already, is not counted twice."""
+    from tests.fixtures.ggufs import write_model
+
+    m = machine("rdna3-desktop")
+    chat = m.plan(write_model(tmp_path / "chat.gguf", "llama"), n_ctx=4096)
+    checker = m.plan(write_model(tmp_path / "check.gguf", "qwen2"), n_ctx=1024, beside=chat)
+    alone = m.plan(tmp_path / "check.gguf", n_ctx=1024)
+    assert chat.n_gpu_layers == chat.n_layers and chat.gpu_need > 0 and chat.embedder is not None
+    assert checker.gpu_free == alone.gpu_free - chat.gpu_need - (chat.embedder.total if chat.embedder.device != "cpu"
+                                                                 else 0)
+    assert checker.ram_available == alone.ram_available - chat.ram_need
+    assert checker.embedder is None and alone.embedder is not None and checker.kv_cells == 1024
+    # A chat model that takes all but a sliver of the GPU leaves the checker's layers on the CPU.
+    full = replace(chat, weights_gpu=chat.weights_gpu + chat.gpu_free - chat.gpu_need - (1 << 20))
+    squeezed = m.plan(tmp_path / "check.gguf", n_ctx=1024, beside=full)
+    assert alone.n_gpu_layers > 0 and squeezed.n_gpu_layers == 0 and squeezed.gpu_free == 1 << 20
