@@ -443,33 +443,63 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="275"/>
+        <location filename="../hardware_panel.py" line="266"/>
+        <source>Answer checker: {model}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="268"/>
+        <source>{n} of {total} layers on the GPU ({gpu})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="270"/>
+        <source>on the CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="271"/>
+        <source>{ctx} tokens of context, {ram} of RAM, {where}; loaded with the first answer it checks</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="277"/>
+        <source>Fits beside the chat model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="277"/>
+        <source>Does not fit beside the chat model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="293"/>
         <source>{need} of {free} free</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="282"/>
+        <location filename="../hardware_panel.py" line="300"/>
         <source>Runtimes</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="288"/>
-        <location filename="../hardware_panel.py" line="296"/>
+        <location filename="../hardware_panel.py" line="306"/>
+        <location filename="../hardware_panel.py" line="314"/>
         <source>not installed</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="290"/>
+        <location filename="../hardware_panel.py" line="308"/>
         <source>CPU only</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="299"/>
+        <location filename="../hardware_panel.py" line="317"/>
         <source>no working provider</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="320"/>
+        <location filename="../hardware_panel.py" line="338"/>
         <source>Checks</source>
         <translation type="unfinished"></translation>
     </message>
