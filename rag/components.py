@@ -133,12 +133,15 @@ CHECK_CTX = 1024  # tokens of context the checker is loaded with (a question, a 
 
 def check_model_name(config: HearthConfig) -> str | None:
     """The model that checks answers' lines (rag/confirm.py), or None for the chat model: the configured one,
-    else the built-in checker when its packages are installed and the policy allows it. Not with an office's
-    inference server unless one is configured: a machine that answers through it keeps one model's memory."""
+    else the built-in checker when its packages are installed, the policy allows it and it is not the chat model
+    already. Not with an office's inference server unless one is configured: a machine that answers through it
+    keeps one model's memory."""
     from inference.models import CHAT_MODELS, CHECK_MODEL, _locate_parts
 
     if config.check_model is not None:
         return None if config.check_model == CHECK_WITH_CHAT else config.check_model
+    if config.chat_model == CHECK_MODEL:  # the chat model is the checker: one copy in memory
+        return None
     if config.llm_url or (config.allowed_models is not None and not model_allowed(CHECK_MODEL, config.allowed_models)):
         return None
     try:
