@@ -219,8 +219,8 @@ def _overlap(claim: set[str], unit: set[str]) -> float:
 
 _FRAME = frozenset(
     "according based information provided passage passages document documents text context states stated "
-    "mentioned say says given".split()
-)  # words a reply frames its answer with
+    "mentioned say says given located situated".split()
+)  # words a reply frames its answer with ("The basement archive is located in the basement archive.")
 
 
 # A question answered by yes or no ("Can I…?", "Is it OK to…?"), or by choosing ("…, the Oak room or the Birch

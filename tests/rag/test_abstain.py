@@ -228,6 +228,8 @@ def test_a_reply_that_cites_where_its_answer_goes_is_weak(hearth):
      "after the archive when Heinrich Vogel is away.", True),
     ("Who looks after the archive when Heinrich Vogel is away?", "Heinrich Vogel's deputy, Ute Lamm.", False),
     ("Who services the air conditioning?", "The air conditioning is serviced every March.", False),
+    ("Where is the basement archive?", "The basement archive is located in the basement archive.", True),
+    ("Where is the basement archive?", "The basement archive is located in room U.07.", False),
     # A question answered by yes or no may be answered in its own words.
     ("Is it OK to edit grub.cfg by hand?", "No, it is not OK to edit grub.cfg by hand.", False),
     ("I lost my badge. Can I get a new one?", "You can get a new badge.", False),
