@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         config = model_config(getattr(args, "data_dir", None), getattr(args, "threads", None))
         path = resolve_model(args.model, config)
         plan = machine.plan(path, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers)
-        checker = check_plan(machine, config, args.model, plan)
+        checker = check_plan(machine, config, args.model, plan, args.gpu_layers)
         if args.load:
             actual, comparison = load_and_compare(args.model, plan, config)
     if args.json:
@@ -73,22 +73,26 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def check_plan(machine: Machine, config: HearthConfig, chat: str | None, chat_plan: MemoryPlan) -> MemoryPlan | None:
+def check_plan(machine: Machine, config: HearthConfig, chat: str | None, chat_plan: MemoryPlan,
+               n_gpu_layers: int | None = None) -> MemoryPlan | None:
     """The plan of the model that checks answers (rag/confirm.py) beside the chat model's, when Hearth loads one
     of its own next to `chat` and it is prepared (None otherwise, or when its header cannot be read)."""
     from rag.service import Hearth
 
     path = Hearth(config).checker_to_plan(chat)
-    return checker_plan(machine, path, chat_plan) if path is not None else None
+    return checker_plan(machine, path, chat_plan, n_gpu_layers=n_gpu_layers) if path is not None else None
 
 
-def checker_plan(machine: Machine, path: Path, chat_plan: MemoryPlan) -> MemoryPlan | None:
-    """The answer checker's plan for its own context, in what the chat model's plan leaves free (None when its
-    header cannot be read: the chat model's plan stands alone)."""
+def checker_plan(machine: Machine, path: Path, chat_plan: MemoryPlan, *, n_gpu_layers: int | None = None,
+                 chat_loaded: bool = False) -> MemoryPlan | None:
+    """The answer checker's plan for its own context, in what the chat model's plan leaves free (or, once the chat
+    model is loaded, what is free), with the chat model's GPU layers setting as Hearth loads it (None: as many as
+    fit; None back when its header cannot be read: the chat model's plan stands alone)."""
     from rag.components import CHECK_CTX
 
     try:
-        return machine.plan(path, n_ctx=CHECK_CTX, beside=chat_plan)
+        return machine.plan(path, n_ctx=CHECK_CTX, n_gpu_layers=n_gpu_layers, beside=chat_plan,
+                            beside_loaded=chat_loaded)
     except (HearthError, OSError, ValueError):
         return None
 

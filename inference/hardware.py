@@ -203,22 +203,24 @@ class Machine:
         return (max(candidates, key=_rank),) if candidates else ()
 
     def plan(self, path: Path, *, n_ctx: int = 4096, n_gpu_layers: int | None = None,
-             beside: MemoryPlan | None = None) -> MemoryPlan:
+             beside: MemoryPlan | None = None, beside_loaded: bool = False) -> MemoryPlan:
         """The memory plan of a model here: the GPU(s) llama.cpp uses as target, free RAM, the embedder's share.
 
         With `beside` (the chat model's plan), the plan of a second model loaded next to it (the answer checker,
-        rag/confirm.py): what that one takes comes off the free GPU memory and RAM first, and the embedder, in
-        its plan already, is not counted again."""
+        rag/confirm.py): what that one takes comes off the free GPU memory and RAM first (unless it is loaded
+        already, `beside_loaded`: then the free memory read here is what it left), and the embedder, in its plan
+        already, is not counted again."""
         ort = self.runtimes.onnxruntime if self.runtimes else None
         on_gpu = bool(ort and ort.gpu_working)  # the embedder then takes its share of the same GPU
         target, ram = self.offload_target(), self.ram.available
         embedder: EmbedderFootprint | None = embedder_footprint(device="gpu" if on_gpu else "cpu")
-        if beside is not None:
+        if beside is not None and not beside_loaded:
             taken = beside.gpu_need + (beside.embedder.total if beside.embedder and beside.embedder.device != "cpu"
                                        else 0)
             if target is not None:
                 target = replace(target, free=max(0, target.free - taken))
             ram = None if ram is None else max(0, ram - beside.ram_need)
+        if beside is not None:
             embedder = None
         return plan_memory(path, n_ctx=n_ctx, target=target, n_gpu_layers=n_gpu_layers, embedder=embedder,
                            ram_available=ram)

@@ -103,7 +103,7 @@ def plan_gpu_layers(path: Path, config: HearthConfig, n_ctx: int | None = None) 
     prepare_gpus()  # before detect(): probing the runtimes loads llama.cpp's GPU backend in this process
 
     try:
-        plan = detect().plan(path, n_ctx=n_ctx or config.n_ctx)
+        plan = detect().plan(path, n_ctx=config.n_ctx if n_ctx is None else n_ctx)
     except HearthError as exc:
         log.warning("no memory plan for %s (%s); running on the CPU", path.name, exc)
         return 0, None
@@ -138,10 +138,10 @@ def check_model_name(config: HearthConfig) -> str | None:
     keeps one model's memory."""
     from inference.models import CHAT_MODELS, CHECK_MODEL, _locate_parts
 
+    if config.check_model == CHECK_WITH_CHAT or same_model(config.check_model or CHECK_MODEL, config.chat_model):
+        return None  # the chat model checks (it may be the checker itself: one copy in memory)
     if config.check_model is not None:
-        return None if config.check_model == CHECK_WITH_CHAT else config.check_model
-    if config.chat_model == CHECK_MODEL:  # the chat model is the checker: one copy in memory
-        return None
+        return config.check_model
     if config.llm_url or (config.allowed_models is not None and not model_allowed(CHECK_MODEL, config.allowed_models)):
         return None
     try:
@@ -152,6 +152,14 @@ def check_model_name(config: HearthConfig) -> str | None:
     return CHECK_MODEL
 
 
+def same_model(a: str | None, b: str | None) -> bool:
+    """Whether two model names (a built-in one, a file in the models folder, a path) name the same GGUF: the same
+    name, or file names whose stem is the other's name."""
+    if a is None or b is None:
+        return False
+    return a.rsplit("/", 1)[-1].removesuffix(".gguf") == b.rsplit("/", 1)[-1].removesuffix(".gguf")
+
+
 def load_check_model(config: HearthConfig, name: str) -> ChatModel:
     """The checker `name` loaded by llama.cpp with a short context, its GPU layers planned like the chat model's
     (for its own context, in the GPU memory the chat model left free)."""
@@ -159,7 +167,7 @@ def load_check_model(config: HearthConfig, name: str) -> ChatModel:
 
     prepare_gpus()
     path = resolve_chat_model(name, config)
-    layers, _plan = plan_gpu_layers(path, config, n_ctx=CHECK_CTX)
+    layers, _plan = plan_gpu_layers(path, config, n_ctx=CHECK_CTX)  # the chat model's setting, when one is set
     return LlamaCppModel(path, n_ctx=CHECK_CTX, n_threads=config.n_threads, n_gpu_layers=layers)
 
 

@@ -9,6 +9,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -255,9 +256,14 @@ class Hearth(Questions):
         (`chat`, else the configured one), for the hardware plan; None when the chat model checks, or the checker
         is not prepared yet (its parts are joined when it first loads)."""
         name = self._checker_name
-        if name is None or name == (chat or self.config.chat_model):
-            return None
-        return self.model_to_plan(name)
+        if name is not None and chat:  # the chat model named may be the checker itself
+            name = check_model_name(replace(self.config, chat_model=chat))
+        return self.model_to_plan(name) if name is not None else None
+
+    @property
+    def checker_loaded(self) -> ChatModel | None:
+        """The answer checker when it is a model of its own and loaded (None otherwise)."""
+        return self._check_model if self._checker_name is not None else None
 
     # The service API.
     def ingest(

@@ -257,24 +257,26 @@ class HardwarePanel(QScrollArea):
         _warnings(lay, plan.get("warnings"))
         checker = snap.get("check_plan")
         if checker:
-            self._checker(lay, checker)
+            self._checker(lay, checker, snap.get("check_actual"))
         return box
 
-    def _checker(self, lay: QVBoxLayout, plan: dict[str, Any]) -> None:
-        """The answer checker's plan (rag/confirm.py), loaded beside the chat model: what it adds, and whether
-        both fit."""
+    def _checker(self, lay: QVBoxLayout, plan: dict[str, Any], actual: dict[str, Any] | None) -> None:
+        """The answer checker's plan (rag/confirm.py), loaded beside the chat model: what it adds, whether both
+        fit, and how many of its layers llama.cpp put on the GPU once it is loaded (`actual`)."""
         lay.addWidget(title(self.tr("Answer checker: {model}").format(model=plan.get("model", "?"))))
         gpu, cpu = plan.get("gpu") or {}, plan.get("cpu") or {}
         where = (self.tr("{n} of {total} layers on the GPU ({gpu})").format(
                      n=plan.get("n_gpu_layers"), total=plan.get("n_layers", "?"), gpu=format_bytes(gpu.get("need")))
                  if plan.get("n_gpu_layers") else self.tr("on the CPU"))
-        line = QLabel(self.tr("{ctx} tokens of context, {ram} of RAM, {where}; loaded with the first answer it "
-                              "checks").format(ctx=plan.get("n_ctx", "?"), ram=format_bytes(cpu.get("need")),
-                                               where=where))
+        loaded = (self.tr("loaded, {n} layers on the GPU").format(n=actual.get("n_gpu_layers", 0)) if actual
+                  else self.tr("loaded with the first answer it checks"))
+        line = QLabel(self.tr("{ctx} tokens of context, {ram} of RAM, {where}; {loaded}").format(
+            ctx=plan.get("n_ctx", "?"), ram=format_bytes(cpu.get("need")), where=where, loaded=loaded))
         line.setWordWrap(True)
         lay.addWidget(line)
         fits = plan.get("fits")
-        verdict = QLabel(self.tr("Fits beside the chat model") if fits else self.tr("Does not fit beside the chat model"))
+        text = self.tr("Fits beside the chat model") if fits else self.tr("Does not fit beside the chat model")
+        verdict = QLabel(text)
         _colour(verdict, theme.OK if fits else theme.ERROR)
         lay.addWidget(verdict)
         _warnings(lay, plan.get("warnings"))

@@ -4,8 +4,9 @@
                                       driver, rocm, gpu_selection (what Hearth hid for itself), checks, ...
     + "plan":  MemoryPlan.to_json()   the chat model's memory plan on this machine (None without a model)
     + "plan_error": str | None        why there is no plan
-    + "check_plan": MemoryPlan.to_json()   the answer checker's plan, beside the chat model's (None when the chat
-                                      model checks, or the checker is not prepared yet)
+    + "check_plan": MemoryPlan.to_json()   the answer checker's plan, beside the chat model's (None without a
+                                      checker of its own, or one not prepared yet)
+    + "check_actual": LoadReport.to_json()  what llama.cpp allocated for the checker, once it is loaded (else None)
     + "actual": LoadReport.to_json()  what llama.cpp really allocated, once the model is loaded (else None)
 """
 
@@ -24,9 +25,10 @@ def snapshot(
     n_gpu_layers: int | None = None,
     load_report: Any = None,
     check_path: Path | None = None,
+    check_report: Any = None,
 ) -> dict[str, Any]:
     """Detect the machine (HEARTH_SYSFS_ROOT is honoured) and plan the model on it, and the answer checker
-    (`check_path`) beside it."""
+    (`check_path`, with what llama.cpp allocated for it once loaded: `check_report`) beside it."""
     from inference.checklist import plan_check, report
     from inference.gpu_select import hide_unusable_gpus
     from inference.hardware import detect
@@ -39,6 +41,7 @@ def snapshot(
     out["plan"] = out["check_plan"] = None
     out["plan_error"] = None
     out["actual"] = load_report.to_json() if load_report is not None else None
+    out["check_actual"] = check_report.to_json() if check_report is not None else None
     if model_path is not None:
         try:
             plan = machine.plan(model_path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers)
@@ -47,7 +50,8 @@ def snapshot(
         else:
             out["plan"] = plan.to_json()
             out["checks"].append(plan_check(plan).to_json())
-            checker = checker_plan(machine, check_path, plan) if check_path is not None else None
+            checker = None if check_path is None else checker_plan(
+                machine, check_path, plan, n_gpu_layers=n_gpu_layers, chat_loaded=load_report is not None)
             if checker is not None:
                 out["check_plan"] = checker.to_json()
                 out["checks"].append(plan_check(checker, "checker fits").to_json())

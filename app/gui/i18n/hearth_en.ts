@@ -459,47 +459,57 @@
     </message>
     <message>
         <location filename="../hardware_panel.py" line="271"/>
-        <source>{ctx} tokens of context, {ram} of RAM, {where}; loaded with the first answer it checks</source>
+        <source>loaded, {n} layers on the GPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="277"/>
+        <location filename="../hardware_panel.py" line="272"/>
+        <source>loaded with the first answer it checks</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="273"/>
+        <source>{ctx} tokens of context, {ram} of RAM, {where}; {loaded}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="278"/>
         <source>Fits beside the chat model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="277"/>
+        <location filename="../hardware_panel.py" line="278"/>
         <source>Does not fit beside the chat model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="293"/>
+        <location filename="../hardware_panel.py" line="295"/>
         <source>{need} of {free} free</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="300"/>
+        <location filename="../hardware_panel.py" line="302"/>
         <source>Runtimes</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="306"/>
-        <location filename="../hardware_panel.py" line="314"/>
+        <location filename="../hardware_panel.py" line="308"/>
+        <location filename="../hardware_panel.py" line="316"/>
         <source>not installed</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="308"/>
+        <location filename="../hardware_panel.py" line="310"/>
         <source>CPU only</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="317"/>
+        <location filename="../hardware_panel.py" line="319"/>
         <source>no working provider</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="338"/>
+        <location filename="../hardware_panel.py" line="340"/>
         <source>Checks</source>
         <translation type="unfinished"></translation>
     </message>
