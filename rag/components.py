@@ -157,7 +157,9 @@ def same_model(a: str | None, b: str | None) -> bool:
     name, or file names whose stem is the other's name."""
     if a is None or b is None:
         return False
-    return a.rsplit("/", 1)[-1].removesuffix(".gguf") == b.rsplit("/", 1)[-1].removesuffix(".gguf")
+    from rag.confirm import model_stem
+
+    return model_stem(a) == model_stem(b)
 
 
 def load_check_model(config: HearthConfig, name: str) -> ChatModel:

@@ -58,9 +58,14 @@ BOUNDS: Mapping[str, CheckBounds] = {
 }
 
 
+def model_stem(model_name: str) -> str:
+    """A model's name without folder or ".gguf": a built-in model's name, or its file's stem."""
+    return model_name.rsplit("/", 1)[-1].removesuffix(".gguf")
+
+
 def bounds_for(model_name: str) -> CheckBounds:
     """The bounds a model's verdicts are read with (a built-in model's name, or its file's)."""
-    stem = model_name.rsplit("/", 1)[-1].removesuffix(".gguf")
+    stem = model_stem(model_name)
     return BOUNDS.get(stem, DEFAULT_BOUNDS)
 MAX_SENTENCES = 4  # sentences of a reply read (a longer reply's first ones)
 _CLAIM_CHARS = 300  # a sentence is read up to this many characters
