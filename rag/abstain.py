@@ -130,9 +130,8 @@ _ASKS_TIME = re.compile(
 _COUNTED = (r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|"
             r"nine)teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|"
             r"twice|half|dozen|once|single|first|second|third|(?:four|fif|six|seven|eigh|nin|ten|eleven|twelf)th|"
-            r"last|every|each|daily|weekly|fortnightly|monthly|quarterly|yearly|annually|no|none|nothing|free|"
-            r"unlimited")
-_FIGURE_WORD = re.compile(rf"\d|\b(?:{_COUNTED})\b", re.IGNORECASE)
+            r"last|every|each|daily|weekly|fortnightly|monthly|quarterly|yearly|annually|no|none|nothing")
+_FIGURE_WORD = re.compile(rf"\d|\b(?:{_COUNTED}|free|unlimited)\b", re.IGNORECASE)  # "free" is a price, not a time
 _TIME_WORD = re.compile(
     rf"\d|\b(?:{_COUNTED}|january|february|march|april|may|june|july|august|september|october|november|"
     r"december|(?:mon|tues|wednes|thurs|fri|satur|sun|week)days?|weekends?|mornings?|afternoons?|evenings?|"
@@ -159,6 +158,28 @@ def lacks_asked_kind(question: str, reply: str) -> bool:
     if kind is _TIME_WORD and _CONDITION.search(stripped):  # "…when the printer reports it low", "after…"
         return False
     return kind.search(added) is None
+
+
+# A question answered by yes or no: it opens with the verb ("Can I…?", "Is there…?", "Do I need…?").
+_YES_NO = re.compile(r"^\W*(?:is|are|was|were|am|can|could|does|do|did|should|shall|must|may|might|will|would|has|"
+                     r"have|had)\b", re.IGNORECASE)
+_REPLY_NO = re.compile(r"^\W*(?:unfortunately,?\s+)?no\b(?!\s+one\b)", re.IGNORECASE)  # "No, …", not "No one …"
+# Words with which a line says no, or sets the limit a "no" follows from ("only managers", "except on Fridays").
+_SAYS_NO = re.compile(
+    r"\b(?:no|not|never|none|nobody|nothing|nowhere|neither|nor|cannot|can't|only|except|excluding|excluded|"
+    r"exclusively|without|unless|instead|optional|voluntary|free|forbidden|prohibited|banned|\w+n't)\b",
+    re.IGNORECASE)
+
+
+def unfounded_no(question: str, reply: str, lines: Sequence[str]) -> bool:
+    """Whether a reply answers a yes/no question "No" though none of `lines` (those it takes its answer from, and
+    those closest to the question) says no or sets a limit ("Is there a vegan dish every day?" — "No, … The
+    passage states that there are always three dishes, one of them vegetarian."): a small model says "No" to what
+    its passages do not mention, and the aligner and the checker bear its restated "no" out. A question that
+    holds such a word itself ("Can I enter without a badge?") may be answered no by a line that says yes."""
+    if not _YES_NO.match(question) or not _REPLY_NO.match(reply) or _SAYS_NO.search(question):
+        return False
+    return not any(_SAYS_NO.search(line) for line in lines)
 
 
 def evidence(unit_vecs: np.ndarray, q_vec: np.ndarray, missing: float) -> float:

@@ -26,7 +26,7 @@ import numpy as np
 
 from rag.abstain import (
     WORD_PREFIX, abstain_text, abstains, calibrated, evidence, invented_figures, lacks_asked_kind, missing_share,
-    only_thin_evidence, says_nothing,
+    only_thin_evidence, says_nothing, unfounded_no,
 )
 from rag.confirm import DEFAULT_BOUNDS
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
@@ -48,8 +48,10 @@ _EMPTY_SLOT = re.compile(
     re.IGNORECASE,
 )
 _REFUSAL = re.compile(
-    r"^\s*(i (do not|don't) know|i'm not sure|i cannot (find|answer)|the (documents|passages) do not (say|contain|mention)"
-    r"|there is no (information|mention)|not (mentioned|stated) in)",
+    # "I don't know.", "The documents do not say.", also after a "No," ("No, the documents do not say.")
+    r"^\s*(?:no[,.]\s*)?(i (do not|don't) know|i'm not sure|i cannot (find|answer)"
+    r"|the (documents|passages) do not (say|contain|mention)|there is no (information|mention)"
+    r"|not (mentioned|stated) in)",
     re.IGNORECASE,
 )
 FALLBACK_PREFIX = "The documents say: "
@@ -157,6 +159,7 @@ _CONTEXT_SPAN = 480  # longest quote made by joining a sentence that starts with
 _WINDOW_SPAN = 600  # longest quote made of a line that answers the question and the sentences around it
 
 _READ_SAMPLE = 600  # characters of a passage enough to tell whether the embedder reads its language
+_NEAR_LINES = 2  # lines closest to the question that may say the "no" a reply to a yes/no question gives
 _STRIP = "`\"'()[]{},;:.!?…“”‘’"
 # A line break inside a sentence (the next line starts lower-case, a path, a bracket) is a PDF soft wrap.
 _SOFT_BREAK = re.compile(r"(?<=[^\s.!?:;…])\n(?=[a-z(\[\"'“‘/~$-])")
@@ -357,8 +360,11 @@ def align(
         invented = invented_figures(clean, [question] + [f"{h.heading or ''} {h.text}" for h in hits])
         # A reply that gives no figure or time where the question asks for one answers something else.
         # So does one that only restates the question ("The domain registrar for falcot.com is falcot.com.").
+        # And so does a "No" to a yes/no question that no line of its answer, nor those closest to it, says.
+        near = np.argsort(-(unit_vecs @ q_vec))[:_NEAR_LINES]
         off_kind = not silent and language == DEFAULT_LANGUAGE and (
-            lacks_asked_kind(question, clean) or restates([t for t, _ in said], question))
+            lacks_asked_kind(question, clean) or restates([t for t, _ in said], question)
+            or unfounded_no(question, clean, [units[j].text for j in {*lines_used, *map(int, near)}]))
 
         # The model's check (rag/confirm.py): each sentence that claims something, with the passage line closest
         # to it. Not for a reply the passages' lines stand in for anyway (a refusal, or one the aligner bears out

@@ -74,8 +74,9 @@ def test_a_reply_borne_out_by_the_line_the_question_is_about_is_kept_on_thin_evi
 
 
 def test_a_refusal_about_what_the_notes_do_say_shows_their_words(hearth):
-    out = _ask(hearth, "How many days of annual leave does an employee get?", "I don't know.")
-    assert out["abstained"] is False and out["fallback"] is True and "28 days" in out["answer"]
+    for reply in ("I don't know.", "No, the documents do not say."):
+        out = _ask(hearth, "How many days of annual leave does an employee get?", reply)
+        assert out["abstained"] is False and out["fallback"] is True and "28 days" in out["answer"]
 
 
 def test_no_passage_at_all_is_not_found(tmp_path):
@@ -264,6 +265,7 @@ def test_a_reply_that_only_restates_the_question_is_weak(hearth):
     ("How long must passwords be?", "At least fourteen characters.", False),
     ("When is toner ordered?", "Toner is ordered when the printer reports it low.", False),
     ("How much does visitor parking cost?", "Parking is free for visitors.", False),
+    ("At what time is the laundry brought back?", "At the front desk, free of charge.", True),  # a price, no time
     # A figure the question already holds is not the answer; what stands in brackets is not the reply.
     ("How many of the 4 rooms have a projector?", "Of the 4 rooms, the Oak room has a projector (notes.md, 2).",
      True),
@@ -287,3 +289,35 @@ def test_a_reply_without_the_figure_asked_for_is_not_found_on_middling_evidence(
     # On strong evidence the passages stand for themselves, as for any weak reply.
     assert not abstain.abstains(0.70, supported=1.0, refusal=False, off_kind=True)
     assert abstain.abstains(0.60, supported=1.0, refusal=False, off_kind=True)
+
+
+@pytest.mark.parametrize("question, reply, lines, unfounded", [
+    # A "No" that no line says: the model answered what the notes do not mention.
+    ("Is there a vegan dish in the canteen every day?", "No, there is no vegan dish every day.",
+     ["There are always three dishes, one of them vegetarian."], True),
+    ("Is there a waiting list for lockers?", "Unfortunately, no. Lockers are allocated yearly.",
+     ["A locker is allocated for one calendar year at a time."], True),
+    # …and a "No" a line says, or follows from a limit it sets.
+    ("Can I carry leftover holiday over to next year?", "No, unused leave cannot be carried over.",
+     ["Unused leave cannot be carried over into the next year."], False),
+    ("Do interns get a parking space?", "No.", ["Parking spaces are for permanent staff only."], False),
+    ("Do I have to pay for the coffee?", "No, coffee is free.", ["Coffee and tea are free for all staff."], False),
+    # Not a "No", not a yes/no question, or one that holds a limit itself.
+    ("Is there a vegan dish every day?", "Yes, one of the three dishes.", ["There are always three dishes."], False),
+    ("No one told me: who orders toner?", "No one; the office manager.", ["Toner is ordered by Ana."], False),
+    ("Who orders toner?", "No idea, the office manager.", ["Toner is ordered by Ana."], False),
+    ("Can visitors enter without a badge?", "No, visitors sign in at reception.", ["Visitors sign in."], False),
+])
+def test_a_no_to_a_yes_no_question_needs_a_line_that_says_no(question, reply, lines, unfounded):
+    assert abstain.unfounded_no(question, reply, lines) is unfounded
+
+
+def test_a_no_the_notes_do_not_say_is_not_found_and_one_they_say_stands(hearth):
+    # The travel note says nothing of taxis: the model's "No" comes from the lines about flights.
+    out = _ask(hearth, "Is a taxi to the airport reimbursed?",
+               "No, a taxi to the airport is not reimbursed. Flights are booked through the travel desk.")
+    assert out["abstained"] is True
+    # The server-room note does say who may not enter.
+    out = _ask(hearth, "May visitors go into the server room on their own?",
+               "No, visitors are accompanied at all times; only the IT team may enter the server room.")
+    assert out["abstained"] is False
