@@ -12,7 +12,8 @@ band of evidence than one it can; one whose answer the model took from a line fa
 any passage holds ("founded in 1994") made it up, and gives way whatever the evidence (`invented_figures`);
 one that gives no figure or time where the question asks for one answers something else (`lacks_asked_kind`),
 and so does one that puts a citation where its answer goes ("… is [1].") or only restates the question
-(rag.quotes: both count as weak replies).
+(rag.quotes: both count as weak replies), and a "No" to a yes-or-no question that no line it draws on, nor any
+closest to the question, says (`unfounded_no`).
 A reply all this lets stand is also given up when the checking model, shown the line each of its sentences
 comes from, says no line gives it; and a reply borne out by the passages that thin evidence alone withholds
 stands when the larger built-in checker is sure its line gives it (rag/confirm.py, applied by rag.quotes.align).
