@@ -161,9 +161,9 @@ def lacks_asked_kind(question: str, reply: str) -> bool:
     return kind.search(added) is None
 
 
-# A question answered by yes or no: it opens with the verb ("Can I…?", "Is there…?", "Do I need…?").
-_YES_NO = re.compile(r"^\W*(?:is|are|was|were|am|can|could|does|do|did|should|shall|must|may|might|will|would|has|"
-                     r"have|had)\b", re.IGNORECASE)
+# The verbs a question answered by yes or no opens with ("Can I…?", "Is there…?", "Do I need…?").
+YES_NO_VERBS = "is|are|was|were|am|can|could|does|do|did|should|shall|must|may|might|will|would|has|have|had"
+_YES_NO = re.compile(rf"^\W*(?:{YES_NO_VERBS})\b", re.IGNORECASE)
 _REPLY_NO = re.compile(r"^\W*(?:unfortunately,?\s+)?no\b(?!\s+one\b)", re.IGNORECASE)  # "No, …", not "No one …"
 # Words with which a line says no, or sets the limit a "no" follows from ("only managers", "except on Fridays").
 _SAYS_NO = re.compile(

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rag.abstain import (
-    WORD_PREFIX, abstain_text, abstains, calibrated, evidence, invented_figures, lacks_asked_kind, missing_share,
-    only_thin_evidence, says_nothing, unfounded_no,
+    WORD_PREFIX, YES_NO_VERBS, abstain_text, abstains, calibrated, evidence, invented_figures, lacks_asked_kind,
+    missing_share, only_thin_evidence, says_nothing, unfounded_no,
 )
 from rag.confirm import DEFAULT_BOUNDS
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
@@ -228,9 +228,7 @@ _FRAME = frozenset(
 
 # A question answered by yes or no ("Can I…?", "Is it OK to…?"), or by choosing ("…, the Oak room or the Birch
 # room?"): its answer may add no word to it.
-_IN_ITS_OWN_WORDS = re.compile(
-    r"(?:^|[.!?]\s)\W*(?:is|are|was|were|am|can|could|does|do|did|should|shall|must|may|might|will|would|has|have|"
-    r"had)\b|\bor\b", re.IGNORECASE)
+_IN_ITS_OWN_WORDS = re.compile(rf"(?:^|[.!?]\s)\W*(?:{YES_NO_VERBS})\b|\bor\b", re.IGNORECASE)
 
 
 def _added(text: str, question: str, language: str) -> list[str]:
