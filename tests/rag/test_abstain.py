@@ -313,10 +313,16 @@ def test_a_no_to_a_yes_no_question_needs_a_line_that_says_no(question, reply, li
 
 
 def test_a_no_the_notes_do_not_say_is_not_found_and_one_they_say_stands(hearth):
-    # The travel note says nothing of taxis: the model's "No" comes from the lines about flights.
-    out = _ask(hearth, "Is a taxi to the airport reimbursed?",
-               "No, a taxi to the airport is not reimbursed. Flights are booked through the travel desk.")
-    assert out["abstained"] is True
+    # The printer note says nothing of a fee: the model's "No" comes from the line on who orders toner, which the
+    # aligner bears out on middling evidence (0.59), where a reply it bears out would stand.
+    q = "Is there a fee for ordering toner?"
+    reply = ("No, there is no fee for ordering toner. Toner is ordered by the office manager when the printer "
+             "reports it low.")
+    out = _ask(hearth, q, reply)
+    assert out["abstained"] is True and out["reply"] == reply
+    s = align(reply, q, hearth.search(q), embedder=hearth.embedder, rarity=hearth.store.rarity(q))
+    assert abstain.ABSTAIN_BELOW <= s.evidence < abstain.ABSTAIN_UNSUPPORTED_BELOW
+    assert not abstain.abstains(s.evidence, supported=1.0, refusal=False, answer_line=s.answer_line)
     # The server-room note does say who may not enter.
     out = _ask(hearth, "May visitors go into the server room on their own?",
                "No, visitors are accompanied at all times; only the IT team may enter the server room.")
