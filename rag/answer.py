@@ -22,16 +22,18 @@ from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect
 from rag.language import name as language_name
 from rag.loaders import HEADING_SEPARATOR
-from rag.quotes import Support
+from rag.quotes import Support, opens_refusal
 from rag.store import Hit
 from rag.table_result import TableResult
 
-SYSTEM_PROMPT = (
+# The instructions without their way out: asked again with these after a refusal (see `answer`).
+ANSWER_PROMPT = (
     "You are Hearth, an assistant for an office. Answer the question using only the numbered passages "
     "from the office's documents. Answer in one to three sentences of your own, state the exact figures, "
     "names and numbers the passages give, and cite the passage you used in square brackets, like [1]. "
-    "Do not repeat the passages. If the passages do not contain the answer, say that the documents do not say."
+    "Do not repeat the passages."
 )
+SYSTEM_PROMPT = ANSWER_PROMPT + " If the passages do not contain the answer, say that the documents do not say."
 NOTHING_FOUND = "I could not find anything about this in your documents."
 
 DEFAULT_MAX_TOKENS = 320  # the longest answer asked for
@@ -333,11 +335,18 @@ def copies_header(text: str, *, final: bool) -> bool | None:
     return False
 
 
+def _fails(text: str, *, final: bool) -> bool | None:
+    """Whether a reply (so far, or whole when `final`) opens with a copied passage header or a refusal, both of
+    which the model is asked again for (see `answer`); None while its opening cannot tell yet."""
+    header = copies_header(text, final=final)
+    return header if header is not False else opens_refusal(text, final=final)
+
+
 def _read(stream: Iterator[str], on_token: Callable[[str], None] | None, *, hold: bool
           ) -> tuple[list[str], float | None]:
     """A reply's pieces and when the first came, each passed on to `on_token` as it comes; with `hold`, an
-    opening that may be a copied passage header is passed on only once it is not one, and the model is
-    stopped as soon as it is (the copy would run on to the whole passage)."""
+    opening that may be a copied passage header or a refusal is passed on only once it is neither, and the
+    model is stopped as soon as it is one (a copy would run on to the whole passage)."""
     pieces: list[str] = []
     first: float | None = None
     told = not hold
@@ -347,10 +356,10 @@ def _read(stream: Iterator[str], on_token: Callable[[str], None] | None, *, hold
                 first = time.perf_counter()
             pieces.append(piece)
             if not told:
-                copying = copies_header("".join(pieces), final=False)
-                if copying:
+                failing = _fails("".join(pieces), final=False)
+                if failing:
                     break
-                if copying is None:
+                if failing is None:
                     continue
                 told = True
                 piece = "".join(pieces)
@@ -360,7 +369,7 @@ def _read(stream: Iterator[str], on_token: Callable[[str], None] | None, *, hold
         close = getattr(stream, "close", None)
         if close is not None:
             close()  # a stopped generator frees the model (llama.cpp's lock) now, not when collected
-    if not told and on_token is not None and pieces and not copies_header("".join(pieces), final=True):
+    if not told and on_token is not None and pieces and not _fails("".join(pieces), final=True):
         on_token("".join(pieces))
     return pieces, first
 
@@ -432,16 +441,23 @@ def answer(
                 raise
             n_ctx = n_ctx * 3 // 4  # the count was off (a model without count_prompt): budget tighter
     # Pieces are shown as they come, but for an English question's reply an opening that may be a copied
-    # passage header (see `copies_header`) is held until it is told, and, when it is one, not shown at all; the
-    # model is asked again once, with the question's message told to start in words. The final text drops
-    # citations of passages that were not given.
-    english = detect(question) == DEFAULT_LANGUAGE  # where asking again was measured to help (START_IN_WORDS)
+    # passage header (see `copies_header`) or a refusal (`opens_refusal`) is held until it is told, and, when it
+    # is one, not shown at all: the model is asked again once, for a copied header with the question's message
+    # told to start in words, for a refusal with the instructions' way out left out (ANSWER_PROMPT). The 0.5B
+    # model refused 30 of 100 answerable office questions worded apart from their notes (README "A refusal asked
+    # again"); whether a reply given then stands is for the not-found rule (rag/abstain.py) to say, as for any
+    # other. The final text drops citations of passages that were not given.
+    english = detect(question) == DEFAULT_LANGUAGE  # where asking again was measured to help
     pieces, first = _read(stream, on_token, hold=english)
-    retried = english and copies_header("".join(pieces), final=True)
+    retried = english and bool(_fails("".join(pieces), final=True))
     if retried:
-        again = [*prompt.messages[:-1], {**prompt.messages[-1],
-                                         "content": f"{prompt.messages[-1]['content']}\n{START_IN_WORDS}"}]
-        room = prompt.max_tokens - model.count_tokens(START_IN_WORDS) - 2
+        if copies_header("".join(pieces), final=True):
+            again = [*prompt.messages[:-1], {**prompt.messages[-1],
+                                             "content": f"{prompt.messages[-1]['content']}\n{START_IN_WORDS}"}]
+            room = prompt.max_tokens - model.count_tokens(START_IN_WORDS) - 2
+        else:
+            again = [{"role": "system", "content": ANSWER_PROMPT}, *prompt.messages[1:]]
+            room = prompt.max_tokens
         pieces, _ = _read(model.stream(again, max_tokens=max(MIN_ANSWER_TOKENS, room), cancel=cancel), on_token,
                           hold=False)
     end = time.perf_counter()
@@ -461,7 +477,7 @@ def answer(
     }
     usage.update({k: int(v) for k, v in model.last_usage.items() if k in ("cached_tokens", "completion_tokens")})
     if retried:
-        usage["asked_again"] = 1  # the first reply copied a passage header (copies_header)
+        usage["asked_again"] = 1  # the first reply copied a passage header or refused (`_fails`)
     cited = cited_numbers(text, len(prompt.passages))
     supported = [] if cited else supporting_passages(text, question, prompt.passages)
     return Answer(text, list(prompt.passages), cited, timings, usage, supported=supported)

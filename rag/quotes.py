@@ -47,13 +47,23 @@ _EMPTY_SLOT = re.compile(
     r"\s*(?:\[\d{1,2}\]\s*)+[.!]?\s*$",
     re.IGNORECASE,
 )
-_REFUSAL = re.compile(
-    # "I don't know.", "The documents do not say.", also after a "No," ("No, the documents do not say.")
-    r"^\s*(?:no[,.]\s*)?(i (do not|don't) know|i'm not sure|i cannot (find|answer)"
-    r"|the (documents|passages) do not (say|contain|mention)|there is no (information|mention)"
-    r"|not (mentioned|stated) in)",
-    re.IGNORECASE,
-)
+# How a refusal opens: "I don't know.", "The documents do not say.", also after a "No," ("No, the documents do
+# not say.").
+_REFUSALS = ("i do not know", "i don't know", "i'm not sure", "i cannot find", "i cannot answer",
+             *(f"the {w} do not {v}" for w in ("documents", "passages") for v in ("say", "contain", "mention")),
+             "there is no information", "there is no mention", "not mentioned in", "not stated in")
+_REFUSAL = re.compile(r"^\s*(?:no[,.]\s*)?(?:" + "|".join(map(re.escape, _REFUSALS)) + ")", re.IGNORECASE)
+
+
+def opens_refusal(text: str, *, final: bool) -> bool | None:
+    """Whether a reply (as written so far, or whole when `final`) is a refusal; None while its opening may still
+    become one ("The", "No, the doc")."""
+    opening = " ".join(text.split()).casefold()
+    if _REFUSAL.match(opening):
+        return True
+    if final:
+        return False
+    return None if any((lead + r).startswith(opening) for r in _REFUSALS for lead in ("", "no, ", "no. ")) else False
 FALLBACK_PREFIX = "The documents say: "
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from inference.errors import Cancelled
 from rag.answer import (
+    ANSWER_PROMPT,
     NOTHING_FOUND,
     START_IN_WORDS,
     SYSTEM_PROMPT,
@@ -22,6 +23,7 @@ from rag.answer import (
     copies_header,
     fixed_messages,
 )
+from rag.quotes import opens_refusal
 from rag.store import Hit
 from tests.fakes import ScriptedModel
 
@@ -165,6 +167,51 @@ def test_a_question_in_another_language_gets_its_first_reply_as_it_comes():
     got: list[str] = []
     a = answer("Какой размер суточных при поездках за границу?", [hit(1), hit(2)], model, on_token=got.append)
     assert "".join(got) == reply and len(model.prompts) == 1 and "asked_again" not in a.usage
+
+
+@pytest.mark.parametrize("refusal", ["No, the documents do not say.", "The documents do not say.",
+                                     "I don't know. The passages are about parking.",
+                                     "The passages do not mention it."])
+def test_a_refusal_is_never_shown_and_the_model_is_asked_again_without_the_way_out(refusal):
+    model = ScriptedModel([refusal, "Staff get 28 days [2]."])
+    got: list[str] = []
+    a = answer("How many days of leave do I get?", [hit(1), hit(2)], model, on_token=got.append)
+    assert "".join(got) == a.text == "Staff get 28 days [2]." and a.usage["asked_again"] == 1
+    first, again = model.prompts
+    assert first[0]["content"] == SYSTEM_PROMPT and again[0]["content"] == ANSWER_PROMPT
+    assert first[1:] == again[1:] and SYSTEM_PROMPT.startswith(ANSWER_PROMPT) and "do not say" not in ANSWER_PROMPT
+
+
+def test_a_refusal_asked_again_that_refuses_again_is_shown_and_a_foreign_one_is_not_asked_again():
+    model = ScriptedModel("The documents do not say.")
+    got: list[str] = []
+    a = answer("How many days of leave do I get?", [hit(1)], model, on_token=got.append)
+    assert "".join(got) == a.text == "The documents do not say." and len(model.prompts) == 2
+    # Not measured on other languages (asking again made Russian replies worse for copied headers): as it comes.
+    model = ScriptedModel(["I don't know.", "never asked"])
+    a = answer("Сколько дней отпуска мне положено?", [hit(1)], model)
+    assert a.text == "I don't know." and len(model.prompts) == 1 and "asked_again" not in a.usage
+
+
+def test_a_reply_that_only_opens_like_a_refusal_is_shown_as_soon_as_it_is_not_one():
+    for reply in ("The documents say staff get 28 days [1].", "No, you cannot carry days over [1].",
+                  "There is no limit on leave [1]."):
+        model = ScriptedModel([reply, "never asked"])
+        got: list[str] = []
+        a = answer("How many days of leave do I get?", [hit(1)], model, on_token=got.append)
+        assert "".join(got) == a.text == reply and len(model.prompts) == 1, reply
+    got = []
+    answer("How many days?", [hit(1)], ScriptedModel("The allowance is EUR 60 [1]."), on_token=got.append)
+    assert got[0] == "The allowance" and got[1:] == [" is", " EUR", " 60", " [1]."]  # held until it could tell
+
+
+def test_opens_refusal_tells_as_soon_as_the_opening_can():
+    assert opens_refusal("No, the documents do not say", final=False) is True
+    assert opens_refusal("I do not know", final=False) is True and opens_refusal("There is no mention", final=False)
+    assert opens_refusal("The", final=False) is None and opens_refusal("No, the doc", final=False) is None
+    assert opens_refusal("", final=False) is None and opens_refusal("The doc", final=True) is False
+    assert opens_refusal("No, you", final=False) is False and opens_refusal("The allowance", final=False) is False
+    assert opens_refusal("The documents say EUR 60", final=True) is False
 
 
 def test_copies_header_tells_as_soon_as_the_opening_can():
