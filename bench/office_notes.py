@@ -18,8 +18,11 @@ counts, as on a real machine) and every question is asked through `Hearth.ask` w
 embedder, and the chat model shared by all offices (joined once into --cache, default .data/bench-office).
 
 Per office: answerable questions withheld ("not found"), right (not withheld, and the reply holds the phrase),
-and unanswerable questions answered (not withheld); and, as the baseline of the same run, how many of each the
-model's check alone gave up ("checked out": without it they would have been answered). About 22 s a question
+right as shown (`ask --json`'s "answer" holds it: the passages' lines that stand in for a failed reply count
+too), and unanswerable questions answered (not withheld); as the baseline of the same run, how many of each the
+model's check alone gave up ("checked out": without it they would have been answered); and whether the office
+is within the bars of #23's hidden check, scaled from its five questions of each kind to the office's ten (at
+most 2 answerable withheld, at least 6 right by the reply, at most 2 unanswerable answered). About 22 s a question
 on 2 CPU cores with the larger checker, some three and a half hours for all twenty-nine. The table goes to stdout
 (JSON with --json), progress to stderr; --details writes one JSON line per question (the reply, what was
 shown, what the not-found rule weighed, the model's check, and the passages).
@@ -90,7 +93,7 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
         raise RuntimeError(f"office {office.name}: {report.added} of {len(office.notes)} notes indexed")
     # "checked_out": questions given up only because the model said the answer's line does not give the reply
     # (rag/confirm.py); without that check they would have been answered: the baseline, in the same run.
-    counts = {"answerable": len(office.answerable), "withheld": 0, "right": 0,
+    counts = {"answerable": len(office.answerable), "withheld": 0, "right": 0, "right_shown": 0,
               "unanswerable": len(office.unanswerable), "answered": 0,
               "checked_out_answerable": 0, "checked_out_right": 0, "checked_out_unanswerable": 0}
     t0 = time.perf_counter()
@@ -98,8 +101,11 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
     for i, (question, phrase) in enumerate(asked, 1):
         out = hearth.ask(question)
         support = out.support
-        withheld = bool(out.to_json()["abstained"])  # as `ask --json` says it (no passage at all is not found too)
+        shown = out.to_json()
+        withheld = bool(shown["abstained"])  # as `ask --json` says it (no passage at all is not found too)
         right = phrase is not None and not withheld and phrase.casefold() in out.text.casefold()
+        # As `ask --json` shows it: its "answer", where the passages' lines stand in for a reply that failed.
+        right_shown = phrase is not None and not withheld and phrase.casefold() in shown["answer"].casefold()
         checked_out = withheld and support is not None and bounds.denies(support.verdict)
         counts["checked_out_answerable" if phrase is not None else "checked_out_unanswerable"] += checked_out
         counts["checked_out_right"] += checked_out and phrase is not None and phrase.casefold() in (
@@ -107,6 +113,7 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
         if phrase is not None:
             counts["withheld"] += withheld
             counts["right"] += right
+            counts["right_shown"] += right_shown
         else:
             counts["answered"] += not withheld
         verdict = "not found" if withheld else ("right" if right else "answered")
@@ -114,7 +121,7 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
         if details is not None:
             details.write(json.dumps({
                 "office": office.name, "question": question, "answerable": phrase is not None, "phrase": phrase,
-                "withheld": withheld, "right": right, "reply": out.text,
+                "withheld": withheld, "right": right, "right_shown": right_shown, "reply": out.text,
                 "shown": support.text if support is not None else out.text,
                 "evidence": support.evidence if support is not None else None,
                 "answer_line": support.answer_line if support is not None else None,
@@ -160,19 +167,34 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
 
 def total(offices: dict[str, dict[str, Any]]) -> dict[str, int]:
     """The offices' counts added up."""
-    keys = ("answerable", "withheld", "right", "unanswerable", "answered", "checked_out_answerable",
+    keys = ("answerable", "withheld", "right", "right_shown", "unanswerable", "answered", "checked_out_answerable",
             "checked_out_right", "checked_out_unanswerable")
-    return {k: sum(o[k] for o in offices.values()) for k in keys}
+    return {k: sum(o.get(k, 0) for o in offices.values()) for k in keys}
+
+
+# The hidden check of #23 on five questions of each kind: at most 1 answerable withheld, at least 3 right, at
+# most 1 unanswerable answered; an office's ten of each meet it at twice those counts.
+def meets_bars(o: dict[str, Any]) -> bool:
+    """Whether an office's counts are within the hidden check's bars (scaled to its number of questions)."""
+    scale = o["answerable"] / 5
+    return o["withheld"] <= scale and o["right"] >= 3 * scale and o["answered"] <= o["unanswerable"] / 5
 
 
 def format_table(summary: dict[str, Any]) -> str:
     # The last column: how many of each were given up by the model's check alone (answerable, of them with a
     # right reply, unanswerable); without the check those would have been answered.
-    rows = [("office", "answerable", "withheld", "right", "unanswerable", "answered", "checked out", "s/question")]
-    for name, o in [*summary["offices"].items(), ("total", summary["total"])]:
-        rows.append((name, str(o["answerable"]), str(o["withheld"]), str(o["right"]), str(o["unanswerable"]),
-                     str(o["answered"]), f"{o['checked_out_answerable']} ({o['checked_out_right']} right) / "
-                     f"{o['checked_out_unanswerable']}", str(o.get("seconds_per_question", ""))))
+    # "shown": right as `ask --json` shows the answer (the passages' lines standing in for a failed reply count);
+    # "bars": whether the office is within the hidden check's bars (`meets_bars`, with the reply's own "right").
+    rows = [("office", "answerable", "withheld", "right", "shown", "unanswerable", "answered", "checked out", "bars",
+             "s/question")]
+    offices = summary["offices"]
+    for name, o in [*offices.items(), ("total", summary["total"])]:
+        bars = f"{sum(map(meets_bars, offices.values()))}/{len(offices)}" if name == "total" else (
+            "yes" if meets_bars(o) else "no")
+        rows.append((name, str(o["answerable"]), str(o["withheld"]), str(o["right"]), str(o.get("right_shown", "")),
+                     str(o["unanswerable"]), str(o["answered"]), f"{o['checked_out_answerable']} "
+                     f"({o['checked_out_right']} right) / {o['checked_out_unanswerable']}", bars,
+                     str(o.get("seconds_per_question", ""))))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     m = summary["machine"]

@@ -43,15 +43,23 @@ def test_an_unknown_office_is_a_usage_error(capsys):
 
 def test_the_table_adds_the_offices_up():
     checked = {"checked_out_answerable": 1, "checked_out_right": 0, "checked_out_unanswerable": 2}
-    offices = {"a": {"answerable": 10, "withheld": 2, "right": 7, "unanswerable": 10, "answered": 1,
-                     "seconds_per_question": 9.5, **checked},
-               "b": {"answerable": 10, "withheld": 0, "right": 9, "unanswerable": 10, "answered": 3,
-                     "seconds_per_question": 8.0, **checked, "checked_out_right": 1}}
+    offices = {"a": {"answerable": 10, "withheld": 2, "right": 6, "right_shown": 7, "unanswerable": 10,
+                     "answered": 2, "seconds_per_question": 9.5, **checked},
+               "b": {"answerable": 10, "withheld": 0, "right": 9, "right_shown": 9, "unanswerable": 10,
+                     "answered": 3, "seconds_per_question": 8.0, **checked, "checked_out_right": 1}}
     summary = {"machine": {"cpus": 2, "load_average": 0.5, "load_after": 0.7}, "offices": offices,
                "total": office_notes.total(offices)}
     rows = office_notes.format_table(summary).splitlines()
-    assert rows[0].split() == ["office", "answerable", "withheld", "right", "unanswerable", "answered", "checked",
-                               "out", "s/question"]
-    assert rows[1].split() == ["a", "10", "2", "7", "10", "1", "1", "(0", "right)", "/", "2", "9.5"]
-    assert rows[3].split() == ["total", "20", "2", "16", "20", "4", "2", "(1", "right)", "/", "4"]
+    assert rows[0].split() == ["office", "answerable", "withheld", "right", "shown", "unanswerable", "answered",
+                               "checked", "out", "bars", "s/question"]
+    assert rows[1].split() == ["a", "10", "2", "6", "7", "10", "2", "1", "(0", "right)", "/", "2", "yes", "9.5"]
+    assert rows[2].split()[-2] == "no"  # three unanswerable questions answered of ten
+    assert rows[3].split() == ["total", "20", "2", "15", "16", "20", "5", "2", "(1", "right)", "/", "4", "1/2"]
     assert "load average 0.5 before, 0.7 after" in rows[-1]
+
+
+@pytest.mark.parametrize(("withheld", "right", "answered", "meets"), [
+    (2, 6, 2, True), (3, 6, 0, False), (0, 5, 0, False), (0, 10, 3, False), (0, 10, 0, True)])
+def test_the_hidden_checks_bars_scale_from_five_questions_to_ten(withheld, right, answered, meets):
+    counts = {"answerable": 10, "withheld": withheld, "right": right, "unanswerable": 10, "answered": answered}
+    assert office_notes.meets_bars(counts) is meets
