@@ -455,11 +455,17 @@ def answer(
             again = [*prompt.messages[:-1], {**prompt.messages[-1],
                                              "content": f"{prompt.messages[-1]['content']}\n{START_IN_WORDS}"}]
             room = prompt.max_tokens - model.count_tokens(START_IN_WORDS) - 2
+            pieces, _ = _read(model.stream(again, max_tokens=max(MIN_ANSWER_TOKENS, room), cancel=cancel),
+                              on_token, hold=False)
         else:
+            # A second try that copies a header or refuses too gives way to the first refusal.
             again = [{"role": "system", "content": ANSWER_PROMPT}, *prompt.messages[1:]]
-            room = prompt.max_tokens
-        pieces, _ = _read(model.stream(again, max_tokens=max(MIN_ANSWER_TOKENS, room), cancel=cancel), on_token,
-                          hold=False)
+            refused = pieces
+            pieces, _ = _read(model.stream(again, max_tokens=prompt.max_tokens, cancel=cancel), on_token, hold=True)
+            if _fails("".join(pieces), final=True):
+                pieces = refused
+                if on_token is not None:
+                    on_token("".join(refused))
     end = time.perf_counter()
     text = clean_citations("".join(pieces).strip(), len(prompt.passages))
     timings = {
