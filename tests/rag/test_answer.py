@@ -214,6 +214,19 @@ def test_opens_refusal_tells_as_soon_as_the_opening_can():
     assert opens_refusal("The documents say EUR 60", final=True) is False
 
 
+@pytest.mark.parametrize("reply", ["No, the passage does not say.", "The document does not mention it.",
+                                   "no. The passage does not contain the fee."])
+def test_a_refusal_in_the_singular_is_one(reply):
+    # The 0.5B model's most frequent refusal on the reworded offices (README "A refusal asked again").
+    assert opens_refusal(reply, final=True) is True
+    assert opens_refusal(reply[:len("No, the passage do")], final=False) in (None, True)
+
+
+def test_a_reply_about_what_the_passage_says_is_no_refusal():
+    assert opens_refusal("The passage states that the fee is EUR 15.", final=True) is False
+    assert opens_refusal("The passage s", final=False) is False
+
+
 def test_copies_header_tells_as_soon_as_the_opening_can():
     assert copies_header("[1] (", final=False) is True
     assert copies_header("[12]", final=True) is True and copies_header("[12]", final=False) is None
