@@ -122,6 +122,8 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
             details.write(json.dumps({
                 "office": office.name, "question": question, "answerable": phrase is not None, "phrase": phrase,
                 "withheld": withheld, "right": right, "right_shown": right_shown, "reply": out.text,
+                # its first reply copied a passage header or refused, and the model was asked again (rag.answer)
+                "asked_again": bool(out.usage.get("asked_again")),
                 "shown": support.text if support is not None else out.text,
                 "evidence": support.evidence if support is not None else None,
                 "answer_line": support.answer_line if support is not None else None,

@@ -211,7 +211,7 @@ def measure(
         "gold": list(gold),
         **row,
         "reply": answer.text,
-        "asked_again": bool(answer.usage.get("asked_again")),  # its first reply copied a passage header
+        "asked_again": bool(answer.usage.get("asked_again")),  # its first reply copied a header or refused
         "shown": support.text,
         "quotes": [dict(qt.to_json(), passage=qt.passage, score=qt.score) for qt in support.quotes],
         "quote_offsets_exact": [texts.span(qt.source, qt.start, qt.end) == qt.text for qt in support.quotes],

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from bench.office_notes import load, run_office
+from rag.quotes import opens_refusal
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,6 +49,10 @@ def test_the_real_models_say_not_found_only_where_the_notes_do_not_answer(tmp_pa
     def replies(keep):
         return {r["question"]: r["reply"] for r in rows if keep(r)}
 
+    # Every refusal left standing was asked again first (rag.answer; it gives way to the first refusal when the
+    # second try fails too).
+    assert all(r["asked_again"] for r in rows if opens_refusal(r["reply"], final=True)), replies(
+        lambda r: opens_refusal(r["reply"], final=True) and not r["asked_again"])
     assert counts["withheld"] <= 2, replies(lambda r: r["answerable"] and r["withheld"])
     assert counts["right"] >= 7, replies(lambda r: r["answerable"] and not r["right"])
     assert counts["answered"] <= 2, replies(lambda r: not r["answerable"] and not r["withheld"])
