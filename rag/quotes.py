@@ -50,9 +50,9 @@ _EMPTY_SLOT = re.compile(
 # How a refusal opens: "I don't know.", "The documents do not say.", also after a "No," ("No, the documents do
 # not say.").
 _REFUSALS = ("i do not know", "i don't know", "i'm not sure", "i cannot find", "i cannot answer",
-             *(f"the {w} do not {v}" for w in ("documents", "passages") for v in ("say", "contain", "mention")),
-             # ...and in the singular, as the 0.5B model often writes it ("No, the passage does not say.")
-             *(f"the {w} does not {v}" for w in ("document", "passage") for v in ("say", "contain", "mention")),
+             # plural and singular: the 0.5B model often writes "No, the passage does not say."
+             *(f"the {w} not {v}" for w in ("documents do", "passages do", "document does", "passage does")
+               for v in ("say", "contain", "mention")),
              "there is no information", "there is no mention", "not mentioned in", "not stated in")
 _REFUSAL = re.compile(r"^\s*(?:no[,.]\s*)?(?:" + "|".join(map(re.escape, _REFUSALS)) + ")", re.IGNORECASE)
 

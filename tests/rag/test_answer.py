@@ -217,7 +217,7 @@ def test_opens_refusal_tells_as_soon_as_the_opening_can():
 @pytest.mark.parametrize("reply", ["No, the passage does not say.", "The document does not mention it.",
                                    "no. The passage does not contain the fee."])
 def test_a_refusal_in_the_singular_is_one(reply):
-    # The 0.5B model's most frequent refusal on the reworded offices (README "A refusal asked again").
+    # The 0.5B model's most frequent refusal on the reworded offices (README "A refusal in the singular").
     assert opens_refusal(reply, final=True) is True
     assert opens_refusal(reply[:len("No, the passage do")], final=False) in (None, True)
 
