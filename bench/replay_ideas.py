@@ -1,0 +1,243 @@
+"""Ideas for "not found" measured on stored replies and not kept (#23, README "Tried after that, and not kept").
+
+    python -m bench.replay_ideas IDEA DETAILS [--json] [--cache DIR] [--threads N] [--limit N]
+
+DETAILS is a file `python -m bench.office_notes --details F` or `python -m bench.quotes --eval ... --details F`
+wrote: each question with its reply, what the not-found rule said, the passages and the question's word weights.
+Each IDEA answers the questions again on those stored passages (or re-reads them) and aligns and checks the new
+reply as `ask` does (rag.quotes.align with the larger checker); a question the idea leaves alone keeps its stored
+outcome (the models run deterministically, so it would come out the same):
+  cascade      the larger model answers where the chat model's reply was withheld
+  refusal      the larger model answers, under the same prompt, where the chat model's first reply is a refusal
+  quote-first  the chat model under instructions to copy the sentence that answers first, in quotation marks
+  lines        the passages' lines instead of "not found" where the evidence is above a bound (a sweep; no model)
+  open         a yes-or-no question whose first reply is a refusal asked again as an open one (OPEN_QUESTION)
+  none         log P("NONE") from both models as the reply to "copy the words that answer, or write NONE": its
+               area under the curve between unanswerable and answerable questions (bench.abstain_signals.auc)
+Counts are answerable questions withheld / right (the reply holds the phrase) / unanswerable ones answered, as
+stored and with the idea. The table goes to stdout (JSON with --json), progress to stderr. Some 5-20 s a question
+asked again on 2 CPU cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.abstain_signals import auc
+
+IDEAS = ("cascade", "refusal", "quote-first", "lines", "open", "none")
+DEFAULT_CACHE = Path(".data/bench-office")
+QUOTE_FIRST = (
+    "You are Hearth, an assistant for an office. Answer the question using only the numbered passages from the "
+    "office's documents. First copy, in quotation marks, the one sentence of the passages that answers the "
+    "question. Then answer the question in one or two sentences of your own, with the exact figures, names and "
+    "numbers the passages give, and cite the passage you used in square brackets, like [1]."
+)
+OPEN_QUESTION = "What do the passages say about this question: {question}"
+NONE_SYSTEM = "You read an office's documents and answer only from them."
+NONE_ASK = "Copy the exact words of the passages that answer the question. If no passage answers it, write NONE."
+BOUNDS = (0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70)
+
+
+def asks_yes_no(question: str) -> bool:
+    """Whether a question's last sentence is one answered by yes or no ("A client sent me wine. May I keep it?")."""
+    from rag.abstain import YES_NO_VERBS
+
+    return re.search(rf"(?:^|[.!?]\s+)\W*(?:{YES_NO_VERBS})\b[^.!?]*\??\s*$", question.strip(), re.I) is not None
+
+
+def phrases(row: dict[str, Any]) -> list[str]:
+    """What a right reply holds: an office question's phrase, or any of an evaluation question's gold phrases."""
+    found = row.get("phrase") or row.get("gold") or []
+    return list(found) if isinstance(found, list) else [found]
+
+
+def stored(row: dict[str, Any]) -> tuple[bool, bool]:
+    """(withheld, right) as the details file says, whichever benchmark wrote it."""
+    withheld = bool(row["withheld"] if "withheld" in row else row["abstained"])
+    right = bool(row["right"] if "right" in row else row["reply_contains"])
+    return withheld, right and not withheld
+
+
+def counts(rows: Sequence[dict[str, Any]], key: str) -> dict[str, int]:
+    """Answerable questions withheld and right, unanswerable ones answered, by each row's `key` outcome."""
+    answerable = [r[key] for r in rows if r["answerable"]]
+    return {"answerable": len(answerable), "withheld": sum(w for w, _ in answerable),
+            "right": sum(r for _, r in answerable), "unanswerable": len(rows) - len(answerable),
+            "answered": sum(not r[key][0] for r in rows if not r["answerable"])}
+
+
+def sweep(rows: Sequence[dict[str, Any]], bounds: Sequence[float] = BOUNDS) -> list[dict[str, Any]]:
+    """For each bound: withheld, right as shown and unanswerable answered when a withheld reply whose evidence is at
+    least the bound gives way to the passages' lines (`lines_hold`: whether they hold the phrase)."""
+    out = []
+    for bound in bounds:
+        withheld = shown = answered = 0
+        for r in rows:
+            w, right = r["before"][0], r["right_shown"]
+            if w and (r["evidence"] or 0.0) >= bound:
+                w, right = False, r["lines_hold"]
+            if r["answerable"]:
+                withheld += w
+                shown += right and not w
+            else:
+                answered += not w
+        out.append({"bound": bound, "withheld": withheld, "right_shown": shown, "answered": answered})
+    return out
+
+
+def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | None = None,
+        log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
+    import rag.answer as A
+    from inference.llm import LlamaCppModel
+    from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
+    from rag.components import check_model_name
+    from rag.confirm import AnswerCheck, bounds_for
+    from rag.quotes import align, opens_refusal
+    from rag.service import Hearth, HearthConfig
+    from rag.store import Hit
+
+    rows_in = [json.loads(line) for line in details.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if idea == "quote-first":
+        rows_in = [r for r in rows_in if r["answerable"]]
+    rows_in = rows_in[:limit]
+    hearth = Hearth(HearthConfig(data_dir=cache / "replay", n_threads=threads, embed_threads=threads))
+    embedder = hearth.embedder
+    big_name = check_model_name(HearthConfig(data_dir=cache)) or DEFAULT_CHAT_MODEL
+    models = [] if idea == "lines" else [  # the sweep reads the stored evidence and the passages' lines alone
+        LlamaCppModel(chat_model_path(name, cache), n_ctx=4096, n_threads=threads)
+        for name in (DEFAULT_CHAT_MODEL, big_name)]
+    small, big = models or (None, None)
+    check = AnswerCheck(big, bounds=bounds_for(big_name))
+    budget = hearth.config.max_passage_tokens
+
+    def prompt(model: Any, question: str, hits: Sequence[Any]) -> Any:
+        return A.build_prompt(question, hits, n_ctx=model.n_ctx, count_prompt=model.count_prompt,
+                              count_tokens=model.count_tokens, max_passage_tokens=budget)
+
+    def generate(model: Any, messages: list[dict[str, str]], room: int, passages: int) -> str:
+        return A.clean_citations("".join(model.stream(messages, max_tokens=room)).strip(), passages)
+
+    def refused(question: str, hits: Sequence[Any]) -> bool:
+        p = prompt(small, question, hits)
+        pieces, _ = A._read(small.stream(p.messages, max_tokens=p.max_tokens), None, hold=True)
+        return bool(opens_refusal("".join(pieces), final=True))
+
+    rows: list[dict[str, Any]] = []
+    try:
+        for i, r in enumerate(rows_in, 1):
+            t0 = time.perf_counter()
+            q, hits = r["question"], [Hit.from_json(p) for p in r["passages"]]
+            row: dict[str, Any] = {"question": q, "answerable": r["answerable"], "before": stored(r),
+                                   "evidence": r.get("evidence")}
+            reply: str | None = None
+            passages: Sequence[Any] = hits
+            if idea == "cascade" and row["before"][0]:
+                result = A.answer(q, hits, big, max_passage_tokens=budget)
+                reply, passages = result.text, result.sources
+            elif idea == "refusal" and refused(q, hits):
+                p = prompt(big, q, hits)
+                reply, passages = generate(big, p.messages, p.max_tokens, len(p.passages)), p.passages
+            elif idea == "quote-first":
+                p = prompt(small, q, hits)
+                messages = [{"role": "system", "content": QUOTE_FIRST}, *p.messages[1:]]
+                reply, passages = generate(small, messages, p.max_tokens, len(p.passages)), p.passages
+            elif idea == "open" and asks_yes_no(q) and refused(q, hits):
+                p = prompt(small, q, hits)
+                opened = A._user_message(OPEN_QUESTION.format(question=q.strip()), p.passages)
+                messages = [{"role": "system", "content": A.ANSWER_PROMPT}, {"role": "user", "content": opened}]
+                reply, passages = generate(small, messages, p.max_tokens, len(p.passages)), p.passages
+            elif idea == "lines":
+                lines = align("I don't know.", q, hits, embedder=embedder).text  # a refusal: the lines stand in
+                row["lines_hold"] = any(f.casefold() in lines.casefold() for f in phrases(r))
+                row["right_shown"] = bool(r.get("right_shown", r.get("quote_contains")))
+            elif idea == "none":
+                user = A._user_message(q, hits[:3]) + "\n" + NONE_ASK
+                messages = [{"role": "system", "content": NONE_SYSTEM}, {"role": "user", "content": user}]
+                row["none_large"] = sum(big.reply_logprobs(messages, "NONE"))
+                row["none_small"] = sum(small.reply_logprobs(messages, "NONE"))
+            if reply is not None:
+                support = align(reply, q, passages, embedder=embedder, rarity=r.get("rarity"), check=check)
+                withheld = support.abstained
+                right = not withheld and any(f.casefold() in reply.casefold() for f in phrases(r))
+                row.update(after=(withheld, right), reply=reply)
+            else:
+                row["after"] = row["before"]
+            rows.append(row)
+            log(f"[{i}/{len(rows_in)}] {time.perf_counter() - t0:.1f} s: {q}")
+    finally:
+        for model in models:
+            model.close()
+    summary: dict[str, Any] = {"idea": idea, "details": str(details), "before": counts(rows, "before"),
+                               "after": counts(rows, "after"), "questions": rows}
+    if idea == "lines":
+        summary["sweep"] = sweep(rows)
+    if idea == "none":
+        summary["auc"] = {
+            which: {subset: auc([r[f"none_{which}"] for r in rows if not r["answerable"] and keep(r)],
+                                [r[f"none_{which}"] for r in rows if r["answerable"] and keep(r)])
+                    for subset, keep in (("all", lambda r: True), ("withheld", lambda r: r["before"][0]),
+                                         ("shown", lambda r: not r["before"][0]))}
+            for which in ("large", "small")}
+    return summary
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    def line(name: str, c: dict[str, int]) -> str:
+        return f"{name:<8} {c['withheld']:>3} / {c['right']:>3} / {c['answered']:>3}"
+
+    out = [f"{summary['idea']}: withheld / right / unanswerable answered "
+           f"(of {summary['before']['answerable']} answerable, {summary['before']['unanswerable']} unanswerable)",
+           line("stored", summary["before"]), line("idea", summary["after"])]
+    for s in summary.get("sweep", []):
+        out.append(f"bound {s['bound']:.2f}: withheld {s['withheld']}, right as shown {s['right_shown']}, "
+                   f"answered {s['answered']}")
+    for which, subsets in summary.get("auc", {}).items():
+        out.append(f"NONE, {which} model: AUC " + ", ".join(
+            f"{k} {'-' if v is None else f'{v:.2f}'}" for k, v in subsets.items()))
+    return "\n".join(out)
+
+
+def _not_details(path: Path) -> str | None:
+    """Why `path` is not a --details file of bench.office_notes or bench.quotes (None when it is one)."""
+    try:
+        first = next((line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()), None)
+        if first is None:
+            return "holds no questions"
+        d = json.loads(first)
+        missing = [k for k in ("question", "reply", "passages", "answerable") if k not in d]
+        if not missing and not ({"withheld", "abstained"} & set(d)):
+            missing = ["withheld"]
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, TypeError) as exc:
+        return f"cannot be read as a --details file ({exc})"
+    return f"is not a --details file of bench.office_notes or bench.quotes (no {', '.join(missing)})" if missing else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.replay_ideas", description=__doc__.split("\n")[0])
+    parser.add_argument("idea", choices=IDEAS)
+    parser.add_argument("details", type=Path, help="a --details file of bench.office_notes or bench.quotes")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="DIR",
+                        help="where the joined models are, as bench.office_notes keeps them (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads of the models (default: %(default)s)")
+    parser.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N questions")
+    args = parser.parse_args(argv)
+    problem = _not_details(args.details)
+    if problem:
+        print(f"bench.replay_ideas: error: {args.details} {problem}", file=sys.stderr)
+        return 2
+    summary = run(args.idea, args.details, cache=args.cache, threads=args.threads, limit=args.limit)
+    print(json.dumps(summary, indent=2) if args.json else format_table(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

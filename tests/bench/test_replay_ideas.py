@@ -1,0 +1,49 @@
+"""bench.replay_ideas: how stored outcomes are read and counted, the sweep, and a file it cannot read (no model)."""
+
+from __future__ import annotations
+
+import json
+
+from bench.replay_ideas import asks_yes_no, counts, main, phrases, stored, sweep
+
+
+def test_both_benchmarks_details_are_read_alike():
+    office = {"answerable": True, "phrase": "EUR 38", "withheld": False, "right": True}
+    evaluation = {"answerable": True, "gold": ["GNOME", "gnome-desktop"], "abstained": True, "reply_contains": True}
+    assert phrases(office) == ["EUR 38"] and phrases(evaluation) == ["GNOME", "gnome-desktop"]
+    assert phrases({"phrase": None}) == []
+    assert stored(office) == (False, True)
+    assert stored(evaluation) == (True, False)  # a right reply withheld is not right as shown
+
+
+def test_counts_and_the_sweep_release_withheld_replies_above_the_bound():
+    rows = [
+        {"answerable": True, "before": (True, False), "evidence": 0.50, "right_shown": False, "lines_hold": True},
+        {"answerable": True, "before": (False, True), "evidence": 0.70, "right_shown": True, "lines_hold": True},
+        {"answerable": False, "before": (True, False), "evidence": 0.40, "right_shown": False, "lines_hold": False},
+        {"answerable": False, "before": (False, False), "evidence": 0.80, "right_shown": False, "lines_hold": False},
+    ]
+    assert counts(rows, "before") == {"answerable": 2, "withheld": 1, "right": 1, "unanswerable": 2, "answered": 1}
+    by_bound = {s["bound"]: s for s in sweep(rows, (0.3, 0.45, 0.6))}
+    assert by_bound[0.3] == {"bound": 0.3, "withheld": 0, "right_shown": 2, "answered": 2}
+    assert by_bound[0.45] == {"bound": 0.45, "withheld": 0, "right_shown": 2, "answered": 1}
+    assert by_bound[0.6] == {"bound": 0.6, "withheld": 1, "right_shown": 1, "answered": 1}
+
+
+def test_a_yes_or_no_question_is_told_by_its_last_sentence():
+    assert asks_yes_no("Can I get into the equipment store on a Saturday?")
+    assert asks_yes_no("A client sent me wine worth about £30. May I keep it?")
+    assert asks_yes_no("Is there staff parking at the warehouse")
+    assert not asks_yes_no("Is it Monday? Who approves it?")
+    assert not asks_yes_no("If I lose a radio, will it come out of my salary?")
+
+
+def test_a_file_that_is_not_a_details_file_is_an_error(tmp_path, capsys):
+    bad = tmp_path / "summary.json"
+    bad.write_text(json.dumps({"question": "Who?", "reply": "Ines."}) + "\n", encoding="utf-8")
+    assert main(["lines", str(bad)]) == 2
+    assert "is not a --details file" in capsys.readouterr().err
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    assert main(["open", str(empty)]) == 2
+    assert "holds no questions" in capsys.readouterr().err
