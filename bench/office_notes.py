@@ -95,7 +95,8 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
     # (rag/confirm.py); without that check they would have been answered: the baseline, in the same run.
     counts = {"answerable": len(office.answerable), "withheld": 0, "right": 0, "right_shown": 0,
               "unanswerable": len(office.unanswerable), "answered": 0,
-              "checked_out_answerable": 0, "checked_out_right": 0, "checked_out_unanswerable": 0}
+              "checked_out_answerable": 0, "checked_out_right": 0, "checked_out_unanswerable": 0,
+              **dict.fromkeys(QUESTION_KEYS, 0)}
     t0 = time.perf_counter()
     asked = [*office.answerable, *((q, None) for q in office.unanswerable)]
     for i, (question, phrase) in enumerate(asked, 1):
@@ -110,6 +111,9 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
         counts["checked_out_answerable" if phrase is not None else "checked_out_unanswerable"] += checked_out
         counts["checked_out_right"] += checked_out and phrase is not None and phrase.casefold() in (
             out.to_json()["reply"] or "").casefold()
+        changed = support.question_changed if support is not None else None
+        if changed:  # what the larger model's verdict on the question's lines changed (rag.quotes.align)
+            counts[f"question_{changed}_{'answerable' if phrase is not None else 'unanswerable'}"] += 1
         if phrase is not None:
             counts["withheld"] += withheld
             counts["right"] += right
@@ -128,6 +132,9 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
                 "evidence": support.evidence if support is not None else None,
                 "answer_line": support.answer_line if support is not None else None,
                 "check": support.verdict if support is not None else None, "checked_out": checked_out,
+                # the larger model on the question's closest lines, and what it changed (rag.quotes.align)
+                "question_verdict": support.question_verdict if support is not None else None,
+                "question_changed": support.question_changed if support is not None else None,
                 # What re-aligning the reply offline needs, as bench.quotes --details keeps it.
                 "rarity": hearth.store.rarity(question),
                 "passages": [_hit_json(h) for h in out.sources],
@@ -167,10 +174,16 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
     return summary
 
 
+# Questions whose outcome the larger model's verdict on the question's closest lines changed: withheld where the
+# rule let the reply stand, or the lines shown where it withheld it; by kind of question.
+QUESTION_KEYS = tuple(f"question_{change}_{kind}" for change in ("withheld", "lines")
+                      for kind in ("answerable", "unanswerable"))
+
+
 def total(offices: dict[str, dict[str, Any]]) -> dict[str, int]:
     """The offices' counts added up."""
     keys = ("answerable", "withheld", "right", "right_shown", "unanswerable", "answered", "checked_out_answerable",
-            "checked_out_right", "checked_out_unanswerable")
+            "checked_out_right", "checked_out_unanswerable", *QUESTION_KEYS)
     return {k: sum(o.get(k, 0) for o in offices.values()) for k in keys}
 
 
@@ -187,15 +200,19 @@ def format_table(summary: dict[str, Any]) -> str:
     # right reply, unanswerable); without the check those would have been answered.
     # "shown": right as `ask --json` shows the answer (the passages' lines standing in for a failed reply count);
     # "bars": whether the office is within the hidden check's bars (`meets_bars`, with the reply's own "right").
-    rows = [("office", "answerable", "withheld", "right", "shown", "unanswerable", "answered", "checked out", "bars",
-             "s/question")]
+    # "question": what the verdict on the question's lines changed, withheld (answerable / unanswerable) and lines
+    # shown instead of "not found" (answerable / unanswerable); the rest of the row is with it.
+    rows = [("office", "answerable", "withheld", "right", "shown", "unanswerable", "answered", "checked out",
+             "question", "bars", "s/question")]
     offices = summary["offices"]
     for name, o in [*offices.items(), ("total", summary["total"])]:
         bars = f"{sum(map(meets_bars, offices.values()))}/{len(offices)}" if name == "total" else (
             "yes" if meets_bars(o) else "no")
         rows.append((name, str(o["answerable"]), str(o["withheld"]), str(o["right"]), str(o.get("right_shown", "")),
                      str(o["unanswerable"]), str(o["answered"]), f"{o['checked_out_answerable']} "
-                     f"({o['checked_out_right']} right) / {o['checked_out_unanswerable']}", bars,
+                     f"({o['checked_out_right']} right) / {o['checked_out_unanswerable']}",
+                     f"{o.get('question_withheld_answerable', 0)}/{o.get('question_withheld_unanswerable', 0)} "
+                     f"{o.get('question_lines_answerable', 0)}/{o.get('question_lines_unanswerable', 0)}", bars,
                      str(o.get("seconds_per_question", ""))))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]

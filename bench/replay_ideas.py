@@ -12,6 +12,8 @@ outcome (the models run deterministically, so it would come out the same):
   quote-first  the chat model under instructions to copy the sentence that answers first, in quotation marks
   lines        the passages' lines instead of "not found" where the evidence is above a bound (a sweep; no model)
   open         a yes-or-no question whose first reply is a refusal asked again as an open one (OPEN_QUESTION)
+  realign      the stored reply aligned again with the code as it stands ("right": the answer as shown holds the
+               phrase, before and after, so that the passages' lines standing in for a reply count)
   none         log P("NONE") from both models as the reply to "copy the words that answer, or write NONE": its
                area under the curve between unanswerable and answerable questions (bench.abstain_signals.auc)
 Counts are answerable questions withheld / right (the reply holds the phrase) / unanswerable ones answered, as
@@ -32,7 +34,7 @@ from typing import Any
 
 from bench.abstain_signals import auc
 
-IDEAS = ("cascade", "refusal", "quote-first", "lines", "open", "none")
+IDEAS = ("cascade", "refusal", "quote-first", "lines", "open", "realign", "none")
 DEFAULT_CACHE = Path(".data/bench-office")
 QUOTE_FIRST = (
     "You are Hearth, an assistant for an office. Answer the question using only the numbered passages from the "
@@ -59,10 +61,16 @@ def phrases(row: dict[str, Any]) -> list[str]:
     return list(found) if isinstance(found, list) else [found]
 
 
-def stored(row: dict[str, Any]) -> tuple[bool, bool]:
-    """(withheld, right) as the details file says, whichever benchmark wrote it."""
+def stored(row: dict[str, Any], *, as_shown: bool = False) -> tuple[bool, bool]:
+    """(withheld, right) as the details file says, whichever benchmark wrote it; `as_shown`: right when the answer
+    as shown holds the phrase (the passages' lines standing in for a reply included), else the reply itself."""
     withheld = bool(row["withheld"] if "withheld" in row else row["abstained"])
-    right = bool(row["right"] if "right" in row else row["reply_contains"])
+    if as_shown and "right_shown" in row:
+        right = bool(row["right_shown"])
+    elif as_shown:
+        right = any(f.casefold() in (row.get("shown") or "").casefold() for f in phrases(row))
+    else:
+        right = bool(row["right"] if "right" in row else row["reply_contains"])
     return withheld, right and not withheld
 
 
@@ -135,8 +143,8 @@ def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | Non
         for i, r in enumerate(rows_in, 1):
             t0 = time.perf_counter()
             q, hits = r["question"], [Hit.from_json(p) for p in r["passages"]]
-            row: dict[str, Any] = {"question": q, "answerable": r["answerable"], "before": stored(r),
-                                   "evidence": r.get("evidence")}
+            row: dict[str, Any] = {"question": q, "answerable": r["answerable"],
+                                   "before": stored(r, as_shown=idea == "realign"), "evidence": r.get("evidence")}
             reply: str | None = None
             passages: Sequence[Any] = hits
             if idea == "cascade" and row["before"][0]:
@@ -154,6 +162,11 @@ def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | Non
                 opened = A._user_message(OPEN_QUESTION.format(question=q.strip()), p.passages)
                 messages = [{"role": "system", "content": A.ANSWER_PROMPT}, {"role": "user", "content": opened}]
                 reply, passages = generate(small, messages, p.max_tokens, len(p.passages)), p.passages
+            elif idea == "realign":
+                support = align(r["reply"], q, hits, embedder=embedder, rarity=r.get("rarity"), check=check)
+                shown = not support.abstained and any(f.casefold() in support.text.casefold() for f in phrases(r))
+                row.update(after=(support.abstained, shown), shown=support.text,
+                           question_verdict=support.question_verdict)
             elif idea == "lines":
                 lines = align("I don't know.", q, hits, embedder=embedder).text  # a refusal: the lines stand in
                 row["lines_hold"] = any(f.casefold() in lines.casefold() for f in phrases(r))
@@ -168,7 +181,7 @@ def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | Non
                 withheld = support.abstained
                 right = not withheld and any(f.casefold() in reply.casefold() for f in phrases(r))
                 row.update(after=(withheld, right), reply=reply)
-            else:
+            elif "after" not in row:
                 row["after"] = row["before"]
             rows.append(row)
             log(f"[{i}/{len(rows_in)}] {time.perf_counter() - t0:.1f} s: {q}")

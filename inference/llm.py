@@ -314,6 +314,43 @@ class LlamaCppModel(ChatModelDefaults):
         log_total = peak + np.log(np.exp(rows - peak[:, None]).sum(axis=1))
         return [float(v) for v in rows[np.arange(len(tokens)), tokens] - log_total]
 
+    def last_state(self, messages: Sequence[Message]) -> Any:
+        """The model's hidden state after reading `messages` (assistant turn opened): the output of its last
+        layer, after the final norm, at the prompt's last token (a numpy vector of the model's width). Read in
+        the same context as the chat (llama.cpp's embeddings switched on for that one token), so a prompt that
+        opens like the one before reads only what differs. For probes trained on it (rag/probe.py)."""
+        if self._closed:
+            raise ModelError(f"The model {self.name} was unloaded.", hint="Load it again to answer.")
+        import numpy as np
+
+        prompt = self.prompt_tokens(messages)
+        if len(prompt) > self.n_ctx:
+            raise ContextOverflow(f"The prompt takes {len(prompt)} tokens, more than the {self.n_ctx}-token "
+                                  f"context of {self.name}.")
+        lib = self._lib
+        with self._lock:
+            self._adapt_threads()
+            llm = self._llm
+            try:
+                cached = min(self._cached_prefix(prompt), len(prompt) - 1)
+                llm.n_tokens = cached
+                llm.eval(prompt[cached:-1])
+                past = llm.n_tokens
+                lib.llama_set_embeddings(llm.ctx, True)
+                try:
+                    llm._batch.set_batch(batch=[prompt[-1]], n_past=past, logits_all=True)
+                    llm._ctx.decode(llm._batch)
+                    width = int(lib.llama_model_n_embd(llm.model))
+                    state = np.ctypeslib.as_array(lib.llama_get_embeddings_ith(llm.ctx, -1), shape=(width,)).copy()
+                finally:
+                    lib.llama_set_embeddings(llm.ctx, False)
+                llm.input_ids[past] = prompt[-1]
+                llm.n_tokens = past + 1
+            except (ValueError, RuntimeError, AttributeError) as exc:
+                llm.reset()
+                raise ModelError(f"The model failed while reading a prompt: {exc}") from exc
+        return state
+
     def _read_all(self, tokens: Sequence[int]) -> Any:
         """Evaluate tokens after the cached ones, keeping the logits of every position (llama-cpp-python's
         `eval` keeps the last one's only, unless the whole context was made to keep them all)."""

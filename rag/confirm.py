@@ -13,6 +13,11 @@ model (rag.components.check_model_name). The larger one tells the two apart so m
 works the other way: a reply the passages bear out, which thin evidence alone would withhold (a question worded
 apart from its note), stands when it is sure the line gives it (`CheckBounds.kept_from`). Each model's verdicts
 are read with bounds chosen for it (`BOUNDS`; README "The larger model checks the answer").
+
+The larger model also reads the question itself with the four lines closest to it, before any reply: a probe on
+its hidden state (rag/probe.py) says whether they answer it, and `rag.quotes.align` withholds any reply where they
+do not, and shows the lines where the rule would withhold a reply to a question they answer (`lines_answer`;
+README "The larger model reads the question's lines").
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass
 
 from inference.chat import ChatModel, Message
 from inference.errors import Cancelled, ModelError
+from rag.probe import Probe, probe_for
 
 DENIED_BELOW = -1.0  # log P(Yes) - log P(No), best sentence, under which the reply's lines do not give it
 
@@ -36,6 +42,11 @@ class CheckBounds:
     denied_below: float
     kept_from: float | None = None
     checked_below: float | None = None  # evidence (rag/abstain.py) from which a kept reply is not checked at all
+    # The model's verdict on the question itself, over the lines closest to it (`AnswerCheck.lines_answer`): under
+    # `unanswered_below` the documents do not answer it, whatever the reply; from `answered_from` they do, and the
+    # lines stand in for a reply the rule withholds. None: not asked.
+    unanswered_below: float | None = None
+    answered_from: float | None = None
 
     def checks(self, evidence: float) -> bool:
         """Whether a reply the evidence lets stand is checked (one that strong is not, when a bound is set)."""
@@ -44,6 +55,18 @@ class CheckBounds:
     def denies(self, verdict: float | None) -> bool:
         """Whether the model said the reply's lines do not give it."""
         return verdict is not None and verdict < self.denied_below
+
+    def asks_question(self) -> bool:
+        """Whether the model is asked if the lines closest to the question answer it."""
+        return self.unanswered_below is not None or self.answered_from is not None
+
+    def unanswered(self, verdict: float | None) -> bool:
+        """Whether the model said the lines closest to the question do not answer it."""
+        return verdict is not None and self.unanswered_below is not None and verdict < self.unanswered_below
+
+    def answered(self, verdict: float | None) -> bool:
+        """Whether the model said, surely enough to outweigh the rule, that the lines closest to the question answer it."""
+        return verdict is not None and self.answered_from is not None and verdict >= self.answered_from
 
     def keeps(self, verdict: float | None) -> bool:
         """Whether the model said, surely enough to outweigh thin evidence, that the lines give the reply."""
@@ -54,7 +77,10 @@ class CheckBounds:
 # other model (a user's own) is read with the default chat model's bounds, which only deny.
 DEFAULT_BOUNDS = CheckBounds(DENIED_BELOW)
 BOUNDS: Mapping[str, CheckBounds] = {
-    "qwen2.5-coder-1.5b-instruct-q4_k_m": CheckBounds(denied_below=1.0, kept_from=1.25, checked_below=0.75),
+    # The probe's bounds on the question's lines (rag/probe.py): chosen on the tuning sets' stored replies, with each
+    # office scored by a probe fitted without it (README "The larger model reads the question's lines").
+    "qwen2.5-coder-1.5b-instruct-q4_k_m": CheckBounds(denied_below=1.0, kept_from=1.25, checked_below=0.75,
+                                                      unanswered_below=1.0, answered_from=2.0),
 }
 
 
@@ -70,6 +96,9 @@ def bounds_for(model_name: str) -> CheckBounds:
 MAX_SENTENCES = 4  # sentences of a reply read (a longer reply's first ones)
 _CLAIM_CHARS = 300  # a sentence is read up to this many characters
 _SYSTEM = "You check facts. Answer Yes or No."
+QUESTION_LINES = 4  # lines closest to the question that the model reads to say whether they answer it
+_LINE_CHARS = 600  # each of them read up to this many characters
+_LINES_SYSTEM = "You read an office's documents and answer only from them."
 log = logging.getLogger(__name__)
 
 
@@ -78,6 +107,13 @@ def prompt(line: str, question: str, claim: str) -> list[Message]:
     ask = (f"Text: {line}\n\nQuestion: {question}\nAnswer: {claim[:_CLAIM_CHARS]}\n\n"
            "Does the text give this answer to the question? Answer Yes or No.")
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": ask}]
+
+
+def lines_prompt(lines: Sequence[str], question: str) -> list[Message]:
+    """The messages after which "Yes" and "No" say whether the lines answer the question."""
+    body = "\n".join(f"{i}. {' '.join(line.split())[:_LINE_CHARS]}" for i, line in enumerate(lines, 1))
+    ask = f"Lines:\n{body}\n\nQuestion: {question}\nDo the lines answer the question? Answer Yes or No."
+    return [{"role": "system", "content": _LINES_SYSTEM}, {"role": "user", "content": ask}]
 
 
 class AnswerCheck:
@@ -90,33 +126,67 @@ class AnswerCheck:
     say how its verdicts are read (`bounds_for` the model)."""
 
     def __init__(self, model: ChatModel | Callable[[], ChatModel], *,
-                 cancel: Callable[[], bool] | None = None, bounds: CheckBounds = DEFAULT_BOUNDS) -> None:
+                 cancel: Callable[[], bool] | None = None, bounds: CheckBounds = DEFAULT_BOUNDS,
+                 probe: Probe | None = None) -> None:
         self._model = model
         self.cancel = cancel
         self.bounds = bounds
+        self.probe = probe  # read on the question's lines; None: the one that ships for the model, if any
 
     def __call__(self, question: str, pairs: Sequence[tuple[str, str]]) -> float | None:
         if not pairs:
             return None
+        best: float | None = None
+        for claim, line in pairs[:MAX_SENTENCES]:
+            verdict = self._yes_no(prompt(line, question, claim))
+            if verdict is None:
+                return None
+            best = verdict if best is None else max(best, verdict)
+        return best
+
+    def lines_answer(self, question: str, lines: Sequence[str]) -> float | None:
+        """Whether the lines closest to the question (at most QUESTION_LINES) answer it, before any reply: the
+        probe's log-odds (rag/probe.py) on the model's hidden state after `lines_prompt`. None when it cannot
+        tell: no lines, no probe for this model, or a model that gives no hidden state (a shared server)."""
+        lines = [line for line in lines if line.strip()][:QUESTION_LINES]
+        if not lines:
+            return None
+        model = self._loaded()
+        if model is None or not hasattr(model, "last_state"):
+            return None
+        probe = self.probe or probe_for(model_stem(str(getattr(model, "name", ""))))
+        if probe is None:
+            return None
+        if self.cancel is not None and self.cancel():
+            raise Cancelled("Answer stopped.")
         try:
-            model = self._model() if callable(self._model) else self._model
+            return probe.score(model.last_state(lines_prompt(lines, question)))
+        except (ModelError, ValueError) as exc:
+            log.warning("question's lines not read: %s", exc)
+            return None
+
+    def _loaded(self) -> ChatModel | None:
+        """The model, loaded on first use; None (with a warning) when it cannot be."""
+        try:
+            return self._model() if callable(self._model) else self._model
         except ModelError as exc:  # a checker that cannot be loaded concludes nothing; the answer goes on
             log.warning("answer not checked: %s", exc)
             return None
-        best: float | None = None
-        for claim, line in pairs[:MAX_SENTENCES]:
-            if self.cancel is not None and self.cancel():
-                raise Cancelled("Answer stopped.")
-            messages = prompt(line, question, claim)
-            try:
-                yes, no = model.reply_logprobs(messages, "Yes"), model.reply_logprobs(messages, "No")
-            except ModelError:
-                return None
-            if yes is None or no is None:
-                return None
-            verdict = sum(yes) - sum(no)
-            best = verdict if best is None else max(best, verdict)
-        return best
+
+    def _yes_no(self, messages: list[Message]) -> float | None:
+        """log P("Yes") - log P("No") as the model's reply to `messages`; None when it cannot say."""
+        model = self._loaded()
+        if model is None:
+            return None
+        if self.cancel is not None and self.cancel():
+            raise Cancelled("Answer stopped.")
+        try:
+            yes, no = model.reply_logprobs(messages, "Yes"), model.reply_logprobs(messages, "No")
+        except ModelError:
+            return None
+        if yes is None or no is None:
+            return None
+        return sum(yes) - sum(no)
 
 
 def denied(verdict: float | None) -> bool:

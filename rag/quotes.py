@@ -28,7 +28,7 @@ from rag.abstain import (
     WORD_PREFIX, YES_NO_VERBS, abstain_text, abstains, calibrated, evidence, invented_figures, lacks_asked_kind,
     missing_share, only_thin_evidence, says_nothing, unfounded_no,
 )
-from rag.confirm import DEFAULT_BOUNDS
+from rag.confirm import DEFAULT_BOUNDS, QUESTION_LINES
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect, question_stems
 from rag.lines import names_heading, split_units
@@ -123,6 +123,9 @@ class Support:
     evidence: float | None = field(default=None, compare=False)
     answer_line: float | None = field(default=None, compare=False)
     verdict: float | None = field(default=None, compare=False)  # the model's, on the reply's lines (rag.confirm)
+    question_verdict: float | None = field(default=None, compare=False)  # the model's, on the question's lines
+    # What that verdict changed: "withheld" (the rule let the reply stand), "lines" (the rule withheld it), or None.
+    question_changed: str | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """Everything, quotes with their passage number and score (to store it and read it back)."""
@@ -355,7 +358,8 @@ def align(
     unfilled = not said and any(t.strip() in emptied for t in sentences)
     unsupported = not chosen
     strong = max((h.score for h in hits), default=0.0) >= strong_passage
-    weighed: dict[str, float | None] = {}  # Support.evidence and .answer_line, when the rule is applied
+    weighed: dict[str, Any] = {}  # Support.evidence, .answer_line …, when the rule is applied
+    lines_stand = False  # the model says the lines closest to the question answer it, where the rule withholds
     # The evidence means something only where the embedder reads the question and every passage (an English
     # question over Russian memos found through a translation is far from them to an English-only model).
     if (rarity is not None and readable and calibrated(embedder.name)
@@ -397,13 +401,28 @@ def align(
             # lines give it: a question in words of its own is far from its line for the embedder, less so for a
             # model that reads both (README "The larger model checks the answer").
             withheld = not bounds.keeps(verdict())
+        # The model's verdict on the question itself (rag/confirm.py, `AnswerCheck.lines_answer`): shown the lines
+        # closest to it, before any reply, does it say they answer it? It tells a question its notes answer in other
+        # words from one about the same subject that they leave open better than the evidence (README "The larger
+        # model reads the question's lines"): under one bound nothing the reply says stands, from another the lines
+        # stand in for a reply the rule withholds.
+        if hasattr(check, "lines_answer") and language == DEFAULT_LANGUAGE and bounds.asks_question():
+            closest = list(dict.fromkeys(" ".join(units[int(j)].text.split()) for j in np.argsort(-(unit_vecs @ q_vec))
+                                         if not _is_heading(units[int(j)], hits)))
+            asked = check.lines_answer(question, closest[:QUESTION_LINES])
+            weighed["question_verdict"] = asked
+            if not withheld and bounds.unanswered(asked):
+                withheld, weighed["question_changed"] = True, "withheld"
+            elif withheld and bounds.answered(asked):
+                withheld, lines_stand, weighed["question_changed"] = False, True, "lines"
         if withheld:
             # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
             lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
             quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
             return Support(abstain_text(language), [], quotes, abstained=True, **weighed)
-    if refusal or (unsupported and strong):
-        # The model failed: show what the documents say about the question instead.
+    if refusal or (unsupported and strong) or lines_stand:
+        # The model failed (or the rule withheld a reply to a question the lines answer): show what the
+        # documents say about the question instead.
         lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
         quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
         text = FALLBACK_PREFIX + " ".join(_cite(q.text, q.passage) for q in quotes)

@@ -46,15 +46,19 @@ def test_the_table_adds_the_offices_up():
     offices = {"a": {"answerable": 10, "withheld": 2, "right": 6, "right_shown": 7, "unanswerable": 10,
                      "answered": 2, "seconds_per_question": 9.5, **checked},
                "b": {"answerable": 10, "withheld": 0, "right": 9, "right_shown": 9, "unanswerable": 10,
-                     "answered": 3, "seconds_per_question": 8.0, **checked, "checked_out_right": 1}}
+                     "answered": 3, "seconds_per_question": 8.0, **checked, "checked_out_right": 1,
+                     "question_withheld_unanswerable": 2, "question_lines_answerable": 1}}
     summary = {"machine": {"cpus": 2, "load_average": 0.5, "load_after": 0.7}, "offices": offices,
                "total": office_notes.total(offices)}
     rows = office_notes.format_table(summary).splitlines()
     assert rows[0].split() == ["office", "answerable", "withheld", "right", "shown", "unanswerable", "answered",
-                               "checked", "out", "bars", "s/question"]
-    assert rows[1].split() == ["a", "10", "2", "6", "7", "10", "2", "1", "(0", "right)", "/", "2", "yes", "9.5"]
-    assert rows[2].split()[-2] == "no"  # three unanswerable questions answered of ten
-    assert rows[3].split() == ["total", "20", "2", "15", "16", "20", "5", "2", "(1", "right)", "/", "4", "1/2"]
+                               "checked", "out", "question", "bars", "s/question"]
+    # "question": what the verdict on the question's lines changed, withheld A/U and lines shown A/U
+    assert rows[1].split() == ["a", "10", "2", "6", "7", "10", "2", "1", "(0", "right)", "/", "2", "0/0", "0/0",
+                               "yes", "9.5"]
+    assert rows[2].split()[-2] == "no" and rows[2].split()[-4:-2] == ["0/2", "1/0"]  # three answered of ten
+    assert rows[3].split() == ["total", "20", "2", "15", "16", "20", "5", "2", "(1", "right)", "/", "4", "0/2",
+                               "1/0", "1/2"]
     assert "load average 0.5 before, 0.7 after" in rows[-1]
 
 

@@ -14,6 +14,11 @@ def test_both_benchmarks_details_are_read_alike():
     assert phrases({"phrase": None}) == []
     assert stored(office) == (False, True)
     assert stored(evaluation) == (True, False)  # a right reply withheld is not right as shown
+    # As shown (`realign`): the office benchmark's own "right as shown"; for the evaluation, the shown text.
+    lines = {**office, "right": False, "right_shown": True}
+    assert stored(lines) == (False, False) and stored(lines, as_shown=True) == (False, True)
+    shown = {**evaluation, "abstained": False, "reply_contains": False, "shown": "The documents say: GNOME [1]."}
+    assert stored(shown) == (False, False) and stored(shown, as_shown=True) == (False, True)
 
 
 def test_counts_and_the_sweep_release_withheld_replies_above_the_bound():

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from inference.errors import Cancelled
 from rag import abstain, confirm
 from rag.components import CHECK_WITH_CHAT
 from rag.confirm import DENIED_BELOW, AnswerCheck, denied
+from rag.probe import Probe
 from rag.quotes import align
 from rag.service import Hearth, HearthConfig
 from tests.fakes import ScriptedModel
@@ -40,6 +42,14 @@ class Judge(ScriptedModel):
         yes = self.word in text.split("\n\nQuestion:")[0]
         return [-0.1] if (reply == "Yes") == yes else [-2.0]
 
+    def last_state(self, messages):
+        """A one-value "hidden state": 1 when the lines shown hold `word`, -1 otherwise (read by PROBE)."""
+        text = messages[-1]["content"]
+        self.read.append(text)
+        return [1.0 if self.word in text.split("\n\nQuestion:")[0] else -1.0]
+
+
+PROBE = Probe(model="judge", mean=np.zeros(1), scale=np.ones(1), weights=np.array([1.9]), bias=0.0)
 
 @pytest.fixture(scope="module")
 def hearth(tmp_path_factory) -> Hearth:
@@ -282,3 +292,54 @@ def test_the_larger_model_is_sure_of_lines_that_give_the_reply_even_to_a_questio
             assert bounds.denies(verdict), (question, verdict)
     finally:
         model.close()
+
+
+def test_the_model_s_verdict_on_the_question_s_lines_withholds_a_reply_the_rule_lets_stand(hearth):
+    q = "How much does a monthly parking permit cost?"
+    reply = "A monthly parking permit costs 48 EUR [1]."
+    asks = confirm.CheckBounds(denied_below=-5.0, unanswered_below=0.0, answered_from=1.0)
+    judge = Judge("nowhere")  # "No" to every prompt: the reply's line and the question's lines alike
+    s = _align(hearth, q, reply, AnswerCheck(judge, bounds=asks, probe=PROBE))
+    assert s.abstained and s.text == abstain.abstain_text("en") and s.quotes
+    assert s.question_verdict == pytest.approx(-1.9) and s.question_changed == "withheld"
+    # The model read the question with the lines closest to it, numbered, its passages' headings left out.
+    lines_prompt = next(t for t in judge.read if t.startswith("Lines:"))
+    assert "1. A monthly parking permit costs 48 EUR and is deducted directly from salary." in lines_prompt
+    assert lines_prompt.endswith(f"Question: {q}\nDo the lines answer the question? Answer Yes or No.")
+    numbered = [line for line in lines_prompt.split("\n\nQuestion:")[0].splitlines()[1:]]
+    assert 1 <= len(numbered) <= confirm.QUESTION_LINES and "# Parking" not in lines_prompt
+    # Where the model says the lines answer it, the reply stands as before.
+    kept = _align(hearth, q, reply, AnswerCheck(Judge("48 EUR"), bounds=asks, probe=PROBE))
+    assert not kept.abstained and kept.question_verdict == pytest.approx(1.9) and kept.question_changed is None
+
+
+def test_the_lines_stand_in_for_a_withheld_reply_when_the_model_says_they_answer_the_question(hearth):
+    # Asked in words of its own, the question is far from its line: the model's refusal is "not found" ...
+    q = "I'm flying to a client in Lisbon. Whose OK do I need first?"
+    refusal = "The documents do not say."
+    asks = confirm.CheckBounds(denied_below=-5.0, unanswered_below=-1.0, answered_from=1.0)
+    assert _align(hearth, q, refusal).abstained
+    assert _align(hearth, q, refusal, AnswerCheck(Judge("nowhere"), bounds=asks, probe=PROBE)).abstained
+    # ... unless the model, shown the lines closest to it, is sure they answer it: then they are the answer.
+    s = _align(hearth, q, refusal, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=asks, probe=PROBE))
+    assert not s.abstained and s.fallback and s.question_changed == "lines"
+    assert s.text.startswith("The documents say: ") and "Casimir Oldenwrath" in s.text
+    # Not asked at all for a question in another language, nor with bounds that do not ask.
+    judge = Judge("Casimir Oldenwrath")
+    assert _align(hearth, "Кто одобряет поездки за границу?", "Не сказано.",
+                  AnswerCheck(judge, bounds=asks, probe=PROBE)).question_verdict is None
+    assert _align(hearth, q, refusal, AnswerCheck(judge, probe=PROBE)).question_verdict is None
+    assert judge.read == [] and not confirm.DEFAULT_BOUNDS.asks_question()
+    # A model without a probe of its own (the fake's name is "scripted") is not asked either.
+    assert _align(hearth, q, refusal, AnswerCheck(judge, bounds=asks)).question_verdict is None
+
+
+def test_the_question_s_lines_are_read_at_most_four_and_a_model_that_cannot_tell_changes_nothing():
+    judge = Judge("permit")
+    lines = [f"Line {i} about the permit." for i in range(6)]
+    assert AnswerCheck(judge, probe=PROBE).lines_answer("Who issues permits?", lines) == pytest.approx(1.9)
+    assert judge.read[0].count("about the permit.") == confirm.QUESTION_LINES
+    assert AnswerCheck(judge, probe=PROBE).lines_answer("Who issues permits?", []) is None
+    assert AnswerCheck(ScriptedModel("x"), probe=PROBE).lines_answer("Who issues permits?", lines) is None
+    wider = Probe(model="judge", mean=np.zeros(2), scale=np.ones(2), weights=np.ones(2), bias=0.0)
+    assert AnswerCheck(judge, probe=wider).lines_answer("Who issues permits?", lines) is None  # another model's

@@ -1,0 +1,161 @@
+"""Fit the probe that reads from the larger model's hidden state whether a question's lines answer it (#23).
+
+    python -m bench.question_probe [--features FILE] [--out FILE] [--cache DIR] [--threads N] [--json]
+
+For every question of bench/data/office_notes.json, the four lines of its office's notes closest to it (the
+embedder's similarity; headings left out) are put to the larger built-in model as rag.confirm.lines_prompt
+does, and its hidden state after that prompt is read (LlamaCppModel.last_state). The states are kept in
+--features (default .data/bench-office/question_states.jsonl; a state already there is not read again), about
+4 s a question on 2 CPU cores. A logistic regression (rag.probe.fit) is then fitted on the tuning offices, the
+first to twenty-fifth, and written to --out (default: rag/question_probe.json, the probe Hearth ships). The
+twenty-sixth to twenty-ninth are held out: their area under the curve (answerable against unanswerable) is
+reported, never fitted on. Printed: that, and each tuning office's when it is left out of the fit in turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.abstain_signals import auc
+
+ROOT = Path(__file__).resolve().parents[1]
+OFFICES = ROOT / "bench" / "data" / "office_notes.json"
+TUNING = 25  # the first twenty-five offices are fitted on; the rest are held out
+DEFAULT_CACHE = Path(".data/bench-office")
+
+
+def note_lines(text: str) -> list[str]:
+    """A note's lines of three words or more, its headings left out."""
+    from rag.lines import split_units
+
+    lines = [text[a:b].strip() for a, b in split_units(text)]
+    return [s for s in lines if len(s.split()) >= 3 and not s.startswith("#")]
+
+
+def questions() -> list[dict[str, Any]]:
+    """Every office's questions with their office's lines, in the file's order."""
+    offices = json.loads(OFFICES.read_text(encoding="utf-8"))["offices"]
+    out = []
+    for i, office in enumerate(offices):
+        lines = [line for text in office["notes"].values() for line in note_lines(text)]
+        asked = [(q, True) for q, _ in office["answerable"]]
+        asked += [(q[0] if isinstance(q, list) else q, False) for q in office["unanswerable"]]
+        out += [{"office": office["name"], "tuning": i < TUNING, "question": q, "answerable": a, "lines": lines}
+                for q, a in asked]
+    return out
+
+
+def read_states(items: Sequence[dict[str, Any]], features: Path, *, cache: Path, threads: int,
+                log: Callable[[str], None]) -> dict[tuple[str, str], list[float]]:
+    """Each question's hidden state, from --features or read now (and added to it)."""
+    states: dict[tuple[str, str], list[float]] = {}
+    if features.is_file():
+        for line in features.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                d = json.loads(line)
+                states[(d["office"], d["question"])] = d["state"]
+    todo = [it for it in items if (it["office"], it["question"]) not in states]
+    if not todo:
+        return states
+    from inference.llm import LlamaCppModel
+    from inference.models import CHECK_MODEL, chat_model_path
+    from rag.confirm import QUESTION_LINES, lines_prompt
+    from rag.service import Hearth, HearthConfig
+
+    embedder = Hearth(HearthConfig(data_dir=cache / "replay", n_threads=threads, embed_threads=threads)).embedder
+    model = LlamaCppModel(chat_model_path(CHECK_MODEL, cache), n_ctx=2048, n_threads=threads)
+    features.parent.mkdir(parents=True, exist_ok=True)
+    vectors: dict[str, np.ndarray] = {}
+    try:
+        with features.open("a", encoding="utf-8") as out:
+            for n, it in enumerate(todo, 1):
+                t0 = time.perf_counter()
+                if it["office"] not in vectors:
+                    vectors = {it["office"]: embedder.embed(it["lines"])}
+                closest = np.argsort(-(vectors[it["office"]] @ embedder.embed_query([it["question"]])[0]))
+                lines = [it["lines"][int(j)] for j in closest[:QUESTION_LINES]]
+                state = [round(float(v), 5) for v in model.last_state(lines_prompt(lines, it["question"]))]
+                states[(it["office"], it["question"])] = state
+                out.write(json.dumps({"office": it["office"], "question": it["question"],
+                                      "answerable": it["answerable"], "state": state}) + "\n")
+                out.flush()
+                log(f"[{n}/{len(todo)}] {time.perf_counter() - t0:.1f} s: {it['question']}")
+    finally:
+        model.close()
+    return states
+
+
+def run(*, features: Path, out: Path | None, cache: Path, threads: int,
+        log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
+    from inference.models import CHECK_MODEL
+    from rag.probe import fit
+
+    items = questions()
+    states = read_states(items, features, cache=cache, threads=threads, log=log)
+    x = np.array([states[(it["office"], it["question"])] for it in items])
+    y = np.array([1.0 if it["answerable"] else 0.0 for it in items])
+    tuning = np.array([it["tuning"] for it in items])
+    offices = [it["office"] for it in items]
+
+    def area(scores: np.ndarray, keep: np.ndarray) -> float | None:
+        return auc(list(scores[keep & (y == 1)]), list(scores[keep & (y == 0)]))
+
+    left_out = np.zeros(len(items))  # each tuning office scored by a probe fitted without it
+    for name in dict.fromkeys(o for o, t in zip(offices, tuning, strict=True) if t):
+        mine = np.array([o == name for o in offices])
+        probe = fit(x[tuning & ~mine], y[tuning & ~mine], model=CHECK_MODEL)
+        left_out[mine] = [probe.score(s) for s in x[mine]]
+    probe = fit(x[tuning], y[tuning], model=CHECK_MODEL)
+    held = np.array([probe.score(s) for s in x])
+    summary = {
+        "questions": {"tuning": int(tuning.sum()), "held_out": int((~tuning).sum())},
+        "auc_left_out_tuning": area(left_out, tuning),
+        "auc_held_out": area(held, ~tuning),
+        "held_out_offices": {name: area(held, np.array([o == name for o in offices]))
+                             for name in dict.fromkeys(o for o, t in zip(offices, tuning, strict=True) if not t)},
+        "scores": {f"{o}|{it['question']}": float(left_out[i] if tuning[i] else held[i])
+                   for i, (o, it) in enumerate(zip(offices, items, strict=True))},
+    }
+    if out is not None:
+        out.write_text(json.dumps(probe.to_json()) + "\n", encoding="utf-8")
+        summary["written"] = str(out)
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.question_probe", description=__doc__.split("\n")[0])
+    parser.add_argument("--features", type=Path, default=DEFAULT_CACHE / "question_states.jsonl", metavar="FILE",
+                        help="hidden states read so far, one JSON line per question (default: %(default)s)")
+    parser.add_argument("--out", type=Path, default=ROOT / "rag" / "question_probe.json", metavar="FILE",
+                        help="where the fitted probe is written (default: %(default)s)")
+    parser.add_argument("--no-write", action="store_true", help="report only; write no probe")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="DIR",
+                        help="where the joined models are, as bench.office_notes keeps them (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads of the models (default: %(default)s)")
+    parser.add_argument("--json", action="store_true", help="print the summary, with every question's score, as JSON")
+    args = parser.parse_args(argv)
+    summary = run(features=args.features, out=None if args.no_write else args.out, cache=args.cache,
+                  threads=args.threads)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+        print(f"tuning offices, each left out of the fit in turn: AUC {f(summary['auc_left_out_tuning'])} "
+              f"({summary['questions']['tuning']} questions)")
+        print(f"held-out offices: AUC {f(summary['auc_held_out'])} ({summary['questions']['held_out']} questions); "
+              + ", ".join(f"{k} {f(v)}" for k, v in summary["held_out_offices"].items()))
+        if "written" in summary:
+            print(f"probe written to {summary['written']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""The probe on the larger model's hidden state (rag/probe.py): the fit, the file Hearth ships, and what it says
+of an office's questions with the real model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from inference.models import CHECK_MODEL, DEFAULT_CHAT_MODEL
+from rag import probe as P
+from rag.confirm import AnswerCheck, bounds_for
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_fit_separates_what_it_is_shown_and_reads_it_back_the_same(tmp_path):
+    rng = np.random.default_rng(0)
+    answered = np.array([1.0] * 40 + [0.0] * 40)
+    states = rng.normal(size=(80, 6)) * [1, 1, 1, 1, 1, 100] + np.outer(answered * 2 - 1, [1.5, 0, 0, 0, 0, 0])
+    probe = P.fit(states, answered, model="m")
+    scores = np.array([probe.score(s) for s in states])
+    assert (scores[:40] > 0).mean() > 0.9 and (scores[40:] < 0).mean() > 0.9
+    assert abs(probe.weights[0]) > 5 * abs(probe.weights[5])  # standardised: a wide feature weighs nothing extra
+    again = P.Probe.from_json(json.loads(json.dumps(probe.to_json())))
+    assert again.score(states[0]) == pytest.approx(probe.score(states[0]), abs=1e-3)
+    with pytest.raises(ValueError, match="probe reads 6"):
+        probe.score(np.zeros(5))
+    bad = dict(probe.to_json(), scale=[1.0])
+    with pytest.raises(ValueError, match="differ in length"):
+        P.Probe.from_json(bad)
+
+
+def test_hearth_ships_a_probe_for_the_larger_model_only():
+    probe = P.probe_for(CHECK_MODEL)
+    assert probe is not None and probe.model == CHECK_MODEL and probe.mean.shape == (1536,)  # Qwen2.5-1.5B's width
+    assert np.isfinite(probe.weights).all() and (probe.scale > 0).all()
+    assert P.probe_for(DEFAULT_CHAT_MODEL) is None and P.probe_for("own") is None
+    assert P.probe_for(CHECK_MODEL, path=ROOT / "missing.json") is None
+    bounds = bounds_for(CHECK_MODEL)  # its bounds ask it, and a reply stands on less than the lines do
+    assert bounds.asks_question() and bounds.unanswered_below < bounds.answered_from
+    assert bounds.unanswered(bounds.unanswered_below - 0.01) and not bounds.unanswered(bounds.unanswered_below)
+    assert bounds.answered(bounds.answered_from) and not bounds.answered(None) and not bounds.unanswered(None)
+
+
+@pytest.mark.slow
+def test_the_larger_model_s_state_tells_lines_that_answer_from_lines_about_the_subject(tmp_path):
+    from tests.rag.test_confirm import _packaged_model
+
+    model = _packaged_model(CHECK_MODEL, tmp_path, n_ctx=2048)
+    check = AnswerCheck(model)  # the probe that ships for it
+    lines = ["Trips abroad must be approved by Casimir Oldenwrath, head of operations.",
+             "Hotel costs are reimbursed up to 140 EUR per night.",
+             "Book flights through the travel desk.",
+             "A monthly parking permit costs 48 EUR and is deducted directly from salary."]
+    try:
+        answered = [check.lines_answer(q, lines) for q in (
+            "I'm flying to a client in Lisbon. Whose OK do I need first?",
+            "How much can a hotel night cost?")]
+        open_ = [check.lines_answer(q, lines) for q in (
+            "What is the daily meal allowance on a trip abroad?",
+            "Which hotel chain does the company have a contract with?")]
+    finally:
+        model.close()
+    assert all(isinstance(v, float) for v in answered + open_)
+    assert min(answered) > max(open_), (answered, open_)
