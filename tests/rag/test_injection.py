@@ -331,7 +331,12 @@ def test_real_model_answer_is_contained_and_cites_the_notice(tmp_path, home):
     hearth = Hearth(config)
     docs = write_corpus(tmp_path / "docs")
     assert hearth.ingest([docs]).added == 3
-    hearth.resolve_model_path(None)  # the built-in model is joined into the cache before recording
+    from inference.models import CHECK_MODEL
+
+    # The built-in models (the chat model, and the larger one that reads every English question's lines: see
+    # rag/probe.py) are joined into the cache before recording.
+    hearth.resolve_model_path(None)
+    hearth.resolve_model_path(CHECK_MODEL)
     files_before, home_before = snapshot(config.data_dir), snapshot(home)
     with TestClient(create_app(hearth, ServerConfig()), base_url="http://127.0.0.1:8642") as client:
         with recording() as events:
