@@ -301,9 +301,7 @@ class LlamaCppModel(ChatModelDefaults):
             llm = self._llm
             try:
                 # The prompt's last token is read with the reply: its logits predict the reply's first token.
-                cached = min(self._cached_prefix(prompt), len(prompt) - 1)
-                llm.n_tokens = cached
-                llm.eval(prompt[cached:-1])
+                self._read_before_last(prompt)
                 rows = self._read_all([prompt[-1], *tokens[:-1]])
             except (ValueError, RuntimeError, AttributeError) as exc:
                 llm.reset()
@@ -332,9 +330,7 @@ class LlamaCppModel(ChatModelDefaults):
             self._adapt_threads()
             llm = self._llm
             try:
-                cached = min(self._cached_prefix(prompt), len(prompt) - 1)
-                llm.n_tokens = cached
-                llm.eval(prompt[cached:-1])
+                self._read_before_last(prompt)
                 past = llm.n_tokens
                 lib.llama_set_embeddings(llm.ctx, True)
                 try:
@@ -350,6 +346,13 @@ class LlamaCppModel(ChatModelDefaults):
                 llm.reset()
                 raise ModelError(f"The model failed while reading a prompt: {exc}") from exc
         return state
+
+    def _read_before_last(self, prompt: Sequence[int]) -> None:
+        """Evaluate all of a prompt but its last token, the part the KV cache already holds skipped (lock held):
+        the last one is read by the caller, keeping what it needs of it (logits, or the hidden state)."""
+        llm = self._llm
+        llm.n_tokens = min(self._cached_prefix(prompt), len(prompt) - 1)
+        llm.eval(prompt[llm.n_tokens:-1])
 
     def _read_all(self, tokens: Sequence[int]) -> Any:
         """Evaluate tokens after the cached ones, keeping the logits of every position (llama-cpp-python's
