@@ -248,7 +248,9 @@ def test_desktop_window_indexes_and_answers_without_network(cli_run, tmp_path):
     # The converted embedder and the joined chat model, linked rather than made again.
     shutil.copytree(cli_run[0] / "cache", data / "cache", copy_function=os.link)
     log, shot = tmp_path / "gui.trace", tmp_path / "gui.png"
-    env = dict(env_without_offline_switches(), QT_QPA_PLATFORM="offscreen")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = dict(env_without_offline_switches(), QT_QPA_PLATFORM="offscreen", TMPDIR=str(scratch))
     # openat too: the window must not even load Qt's network module (QNetworkAccessManager lives there).
     args = ["strace", "-f", "-qq", "-e", f"trace={TRACED},openat", "-o", str(log),
             *hearth_args(data, "gui", "--screenshot", str(shot), "--add", str(DEMO), "--ask",
@@ -256,6 +258,7 @@ def test_desktop_window_indexes_and_answers_without_network(cli_run, tmp_path):
     r = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
     assert shot.stat().st_size > 0
+    assert not list(scratch.glob("hearth-*")), "the screenshot run left its temporary folders behind"
     trace, _ = check_trace(log, "hearth gui (index the demo folder, ask, screenshot)")
     # The window's work really happened under the trace: the documents were read and the models loaded.
     opened = re.findall(r'openat\(AT_FDCWD, "([^"]+)", [^)]*\) = \d+', trace)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -74,6 +75,8 @@ def run(
         shooter.start()
         app.exec()
         code = shooter.exit_code
+        # A screenshot's throwaway settings go with it (os._exit below skips any cleanup at exit).
+        shutil.rmtree(prefs_path.parent, ignore_errors=True)
     else:
         code = app.exec()
     return _exit(code)
