@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -20,6 +21,25 @@ def _isolated_data_dir(tmp_path, monkeypatch):
     import gc
 
     gc.unfreeze()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_folders_removed(tmp_path_factory):
+    """Remove the folders a test module's fixtures made (tmp_path_factory.mktemp) once the module is done.
+
+    Many hold a joined copy of a built-in chat model (0.5–1.1 GB each); kept to the end of the run they
+    added up to some 9 GB, and the disk is shared. A test's own tmp_path is removed when it passes
+    (tmp_path_retention_policy in pyproject.toml) and kept when it fails. As an autouse module fixture it
+    is set up before the module's other module fixtures and torn down after them; session fixtures are set
+    up before it, so their folders (shared across modules) stay to the end of the run.
+    """
+    base = tmp_path_factory.getbasetemp()
+    before = set(base.iterdir())
+    yield
+    for path in set(base.iterdir()) - before:
+        # Tests' own folders are named after the test (test_…); pytest keeps those of failed tests.
+        if path.is_dir() and not path.is_symlink() and not path.name.startswith("test"):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 _exit_status: list[int] = []
