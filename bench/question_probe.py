@@ -8,8 +8,9 @@ does, and its hidden state after that prompt is read (LlamaCppModel.last_state).
 --features (default .data/bench-office/question_states.jsonl; a state already there is not read again), about
 4 s a question on 2 CPU cores. A logistic regression (rag.probe.fit) is then fitted on the tuning offices, the
 first to twenty-fifth, and written to --out (default: rag/question_probe.json, the probe Hearth ships). The
-twenty-sixth to twenty-ninth are held out: their area under the curve (answerable against unanswerable) is
-reported, never fitted on. Printed: that, and each tuning office's when it is left out of the fit in turn.
+twenty-sixth to thirty-fifth are held out (HELD_OUT): their area under the curve (answerable against
+unanswerable) is reported, never fitted on. Printed: that, and each tuning office's when it is left out of the
+fit in turn.
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ from bench.abstain_signals import auc
 
 ROOT = Path(__file__).resolve().parents[1]
 OFFICES = ROOT / "bench" / "data" / "office_notes.json"
-TUNING = 25  # the first twenty-five offices are fitted on; the rest are held out
+# Reported, never fitted on; every other office (the first to twenty-fifth) is fitted on. The thirtieth to
+# thirty-fifth were written after the shipped probe was fitted: fitting on them too did not help the tuning
+# offices (README, "The larger model reads the question's lines"), so they stay a second held-out set.
+HELD_OUT = ("twenty-sixth", "twenty-seventh", "twenty-eighth", "twenty-ninth", "thirtieth", "thirty-first",
+            "thirty-second", "thirty-third", "thirty-fourth", "thirty-fifth")
 DEFAULT_CACHE = Path(".data/bench-office")
 
 
@@ -44,11 +49,12 @@ def questions() -> list[dict[str, Any]]:
     """Every office's questions with their office's lines, in the file's order."""
     offices = json.loads(OFFICES.read_text(encoding="utf-8"))["offices"]
     out = []
-    for i, office in enumerate(offices):
+    for office in offices:
         lines = [line for text in office["notes"].values() for line in note_lines(text)]
         asked = [(q, True) for q, _ in office["answerable"]]
         asked += [(q[0] if isinstance(q, list) else q, False) for q in office["unanswerable"]]
-        out += [{"office": office["name"], "tuning": i < TUNING, "question": q, "answerable": a, "lines": lines}
+        tuning = office["name"] not in HELD_OUT
+        out += [{"office": office["name"], "tuning": tuning, "question": q, "answerable": a, "lines": lines}
                 for q, a in asked]
     return out
 

@@ -1,0 +1,45 @@
+"""bench/question_probe.py: which offices it fits on and holds out, and that it fits on the tuning offices'
+states only and reports the held-out ones (the states here are made up, so no model is loaded; the real
+states are read by `python -m bench.question_probe`, about 4 s a question)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from bench import question_probe
+from rag.probe import Probe
+
+
+def test_the_first_twenty_five_offices_are_fitted_on_and_the_rest_held_out():
+    items = question_probe.questions()
+    offices = list(dict.fromkeys(it["office"] for it in items))
+    tuning = list(dict.fromkeys(it["office"] for it in items if it["tuning"]))
+    assert tuning == offices[:25] and tuning[-1] == "twenty-fifth"
+    assert [o for o in offices if o not in tuning] == list(question_probe.HELD_OUT)
+    assert all(len(it["lines"]) >= 10 and not any(line.startswith("#") for line in it["lines"]) for it in items)
+
+
+def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path):
+    items = question_probe.questions()
+    rng = np.random.default_rng(7)
+    features = tmp_path / "states.jsonl"
+    with features.open("w", encoding="utf-8") as out:
+        for it in items:
+            # Answerable questions' states lean one way on the first value; one held-out office's lean the
+            # other way, which the tuning offices' fit then scores backwards.
+            lean = 1.0 if it["answerable"] else -1.0
+            if it["office"] == "thirty-fifth":
+                lean = -lean
+            state = rng.normal(size=6) + [2.0 * lean, 0, 0, 0, 0, 0]
+            out.write(json.dumps({"office": it["office"], "question": it["question"],
+                                  "answerable": it["answerable"], "state": state.tolist()}) + "\n")
+    written = tmp_path / "probe.json"
+    summary = question_probe.run(features=features, out=written, cache=tmp_path / "no-models", threads=1)
+    assert summary["questions"] == {"tuning": 500, "held_out": 200}
+    assert summary["auc_left_out_tuning"] > 0.9
+    assert summary["held_out_offices"]["thirty-fifth"] < 0.1 < 0.9 < summary["held_out_offices"]["thirtieth"]
+    probe = Probe.from_json(json.loads(written.read_text(encoding="utf-8")))
+    assert probe.weights.shape == (6,) and probe.weights[0] > 0
+    assert len(summary["scores"]) == len(items)
