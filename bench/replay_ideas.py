@@ -101,6 +101,17 @@ def sweep(rows: Sequence[dict[str, Any]], bounds: Sequence[float] = BOUNDS) -> l
     return out
 
 
+def realigned(row: dict[str, Any], hits: Sequence[Any], align_reply: Callable[[], Any]) -> dict[str, Any]:
+    """A stored reply as `ask` shows it now (`align_reply` aligns it again): withheld, right as shown, the text.
+
+    Where nothing was retrieved `ask` says "not found" before any reply is weighed, as the run did."""
+    if not hits:
+        return {"after": (True, False), "shown": "", "question_verdict": None}
+    support = align_reply()
+    shown = not support.abstained and any(f.casefold() in support.text.casefold() for f in phrases(row))
+    return {"after": (support.abstained, shown), "shown": support.text, "question_verdict": support.question_verdict}
+
+
 def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | None = None,
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
     import rag.answer as A
@@ -163,10 +174,8 @@ def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | Non
                 messages = [{"role": "system", "content": A.ANSWER_PROMPT}, {"role": "user", "content": opened}]
                 reply, passages = generate(small, messages, p.max_tokens, len(p.passages)), p.passages
             elif idea == "realign":
-                support = align(r["reply"], q, hits, embedder=embedder, rarity=r.get("rarity"), check=check)
-                shown = not support.abstained and any(f.casefold() in support.text.casefold() for f in phrases(r))
-                row.update(after=(support.abstained, shown), shown=support.text,
-                           question_verdict=support.question_verdict)
+                row.update(realigned(r, hits, lambda: align(r["reply"], q, hits, embedder=embedder,
+                                                            rarity=r.get("rarity"), check=check)))
             elif idea == "lines":
                 lines = align("I don't know.", q, hits, embedder=embedder).text  # a refusal: the lines stand in
                 row["lines_hold"] = any(f.casefold() in lines.casefold() for f in phrases(r))

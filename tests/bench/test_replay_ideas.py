@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bench.replay_ideas import asks_yes_no, counts, main, phrases, stored, sweep
+from bench.replay_ideas import asks_yes_no, counts, main, phrases, realigned, stored, sweep
 
 
 def test_both_benchmarks_details_are_read_alike():
@@ -52,3 +52,27 @@ def test_a_file_that_is_not_a_details_file_is_an_error(tmp_path, capsys):
     empty.write_text("\n", encoding="utf-8")
     assert main(["open", str(empty)]) == 2
     assert "holds no questions" in capsys.readouterr().err
+
+
+def test_realigning_shows_a_reply_as_ask_would_and_nothing_retrieved_is_not_found(tmp_path):
+    from rag.quotes import align
+    from rag.service import Hearth, HearthConfig
+    from tests.fakes import HashEmbedder, ScriptedModel
+
+    doc = tmp_path / "office.md"
+    doc.write_text("# Parking\n\nParking in the garage costs EUR 5 per day. Bicycles are parked free.\n", "utf-8")
+    embedder = HashEmbedder()
+    hearth = Hearth(HearthConfig(data_dir=tmp_path / "data", min_score=0.0), embedder=embedder,
+                    chat_model=ScriptedModel("unused"))
+    hearth.ingest([doc])
+    question = "How much does parking in the garage cost?"
+    hits = hearth.search(question, k=3)
+    row = {"answerable": True, "phrase": "EUR 5", "withheld": False, "right": True,
+           "reply": "Parking in the garage costs EUR 5 per day [1]."}
+    now = realigned(row, hits, lambda: align(row["reply"], question, hits, embedder=embedder))
+    assert now["after"] == (False, True) and "EUR 5" in now["shown"]
+    # The run found no passage, so `ask` said not found whatever the reply; the replay does not weigh it.
+    called = []
+    assert realigned(row, [], lambda: called.append(1)) == {"after": (True, False), "shown": "",
+                                                           "question_verdict": None}
+    assert called == []
