@@ -61,6 +61,11 @@ def phrases(row: dict[str, Any]) -> list[str]:
     return list(found) if isinstance(found, list) else [found]
 
 
+def holds(row: dict[str, Any], text: str | None) -> bool:
+    """Whether `text` holds one of the row's answer phrases (case aside)."""
+    return any(f.casefold() in (text or "").casefold() for f in phrases(row))
+
+
 def stored(row: dict[str, Any], *, as_shown: bool = False) -> tuple[bool, bool]:
     """(withheld, right) as the details file says, whichever benchmark wrote it; `as_shown`: right when the answer
     as shown holds the phrase (the passages' lines standing in for a reply included), else the reply itself."""
@@ -68,7 +73,7 @@ def stored(row: dict[str, Any], *, as_shown: bool = False) -> tuple[bool, bool]:
     if as_shown and "right_shown" in row:
         right = bool(row["right_shown"])
     elif as_shown:
-        right = any(f.casefold() in (row.get("shown") or "").casefold() for f in phrases(row))
+        right = holds(row, row.get("shown"))
     else:
         right = bool(row["right"] if "right" in row else row["reply_contains"])
     return withheld, right and not withheld
@@ -108,7 +113,7 @@ def realigned(row: dict[str, Any], hits: Sequence[Any], align_reply: Callable[[]
     if not hits:
         return {"after": (True, False), "shown": "", "question_verdict": None}
     support = align_reply()
-    shown = not support.abstained and any(f.casefold() in support.text.casefold() for f in phrases(row))
+    shown = not support.abstained and holds(row, support.text)
     return {"after": (support.abstained, shown), "shown": support.text, "question_verdict": support.question_verdict}
 
 
@@ -178,7 +183,7 @@ def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | Non
                                                             rarity=r.get("rarity"), check=check)))
             elif idea == "lines":
                 lines = align("I don't know.", q, hits, embedder=embedder).text  # a refusal: the lines stand in
-                row["lines_hold"] = any(f.casefold() in lines.casefold() for f in phrases(r))
+                row["lines_hold"] = holds(r, lines)
                 row["right_shown"] = bool(r.get("right_shown", r.get("quote_contains")))
             elif idea == "none":
                 user = A._user_message(q, hits[:3]) + "\n" + NONE_ASK
@@ -188,7 +193,7 @@ def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | Non
             if reply is not None:
                 support = align(reply, q, passages, embedder=embedder, rarity=r.get("rarity"), check=check)
                 withheld = support.abstained
-                right = not withheld and any(f.casefold() in reply.casefold() for f in phrases(r))
+                right = not withheld and holds(r, reply)
                 row.update(after=(withheld, right), reply=reply)
             elif "after" not in row:
                 row["after"] = row["before"]
