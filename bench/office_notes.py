@@ -5,7 +5,7 @@ keep a right reply where they do? (#23, README "Not found is an answer")
 
 bench/data/office_notes.json holds thirty-five fictional offices, each five short notes with ten questions they
 answer (with a phrase a right reply holds) and ten about the same office they do not. The first two are the ones
-tests/rag/test_abstain_model.py runs; the other twenty-seven were written by separate sessions given only a brief
+tests/rag/test_abstain_model.py runs; the other thirty-three were written by separate sessions given only a brief
 (no code, no failures), with the answerable questions reworded as an employee would ask them (the third and fourth
 offices' all, the others' half). The sixth and seventh's stored replies were read when a rule was written, the
 eighth and ninth came after it; the third to eleventh's chose the bound of the model's check of the answer's line
