@@ -1,16 +1,18 @@
 """Fit the probe that reads from the larger model's hidden state whether a question's lines answer it (#23).
 
-    python -m bench.question_probe [--features FILE] [--out FILE] [--cache DIR] [--threads N] [--json]
+    python -m bench.question_probe [--layer N|last] [--features FILE] [--out FILE] [--cache DIR] [--threads N]
+                                   [--json]
 
 For every question of bench/data/office_notes.json, the four lines of its office's notes closest to it (the
 embedder's similarity; headings left out) are put to the larger built-in model as rag.confirm.lines_prompt
-does, and its hidden state after that prompt is read (LlamaCppModel.last_state). The states are kept in
---features (default .data/bench-office/question_states.jsonl; a state already there is not read again), about
-4 s a question on 2 CPU cores. A logistic regression (rag.probe.fit) is then fitted on the tuning offices, the
-first to twenty-fifth, and written to --out (default: rag/question_probe.json, the probe Hearth ships). The
-twenty-sixth to thirty-fifth are held out (HELD_OUT): their area under the curve (answerable against
-unanswerable) is reported, never fitted on. Printed: that, and each tuning office's when it is left out of the
-fit in turn.
+does, and its hidden state after that prompt is read: the output of layer --layer (default rag.probe.LAYER,
+LlamaCppModel.layer_state), or of the last one after its norm (`last`, LlamaCppModel.last_state). The states
+are kept in --features (default .data/bench-office/question_states.jsonl, each with its layer; a state already
+there is not read again), about 2 s a question on 2 CPU cores. A logistic regression (rag.probe.fit) is then
+fitted on the tuning offices, the first to twenty-fifth, and written to --out (default: rag/question_probe.json,
+the probe Hearth ships). The twenty-sixth to thirty-fifth are held out (HELD_OUT): their area under the curve
+(answerable against unanswerable) is reported, never fitted on. Printed: that, and the tuning offices' when each
+is left out of the fit in turn.
 """
 
 from __future__ import annotations
@@ -59,15 +61,17 @@ def questions() -> list[dict[str, Any]]:
     return out
 
 
-def read_states(items: Sequence[dict[str, Any]], features: Path, *, cache: Path, threads: int,
+def read_states(items: Sequence[dict[str, Any]], features: Path, *, layer: int | None, cache: Path, threads: int,
                 log: Callable[[str], None]) -> dict[tuple[str, str], list[float]]:
-    """Each question's hidden state, from --features or read now (and added to it)."""
+    """Each question's hidden state at `layer` (None: the last, after its norm), from --features or read now (and
+    added to it)."""
     states: dict[tuple[str, str], list[float]] = {}
     if features.is_file():
         for line in features.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 d = json.loads(line)
-                states[(d["office"], d["question"])] = d["state"]
+                if d.get("layer") == layer:
+                    states[(d["office"], d["question"])] = d["state"]
     todo = [it for it in items if (it["office"], it["question"]) not in states]
     if not todo:
         return states
@@ -88,10 +92,12 @@ def read_states(items: Sequence[dict[str, Any]], features: Path, *, cache: Path,
                     vectors = {it["office"]: embedder.embed(it["lines"])}
                 closest = np.argsort(-(vectors[it["office"]] @ embedder.embed_query([it["question"]])[0]))
                 lines = [it["lines"][int(j)] for j in closest[:QUESTION_LINES]]
-                state = [round(float(v), 5) for v in model.last_state(lines_prompt(lines, it["question"]))]
+                messages = lines_prompt(lines, it["question"])
+                read = model.last_state(messages) if layer is None else model.layer_state(messages, layer)
+                state = [round(float(v), 5) for v in read]
                 states[(it["office"], it["question"])] = state
                 out.write(json.dumps({"office": it["office"], "question": it["question"],
-                                      "answerable": it["answerable"], "state": state}) + "\n")
+                                      "answerable": it["answerable"], "layer": layer, "state": state}) + "\n")
                 out.flush()
                 log(f"[{n}/{len(todo)}] {time.perf_counter() - t0:.1f} s: {it['question']}")
     finally:
@@ -99,13 +105,13 @@ def read_states(items: Sequence[dict[str, Any]], features: Path, *, cache: Path,
     return states
 
 
-def run(*, features: Path, out: Path | None, cache: Path, threads: int,
+def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: int | None = None,
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
     from inference.models import CHECK_MODEL
     from rag.probe import fit
 
     items = questions()
-    states = read_states(items, features, cache=cache, threads=threads, log=log)
+    states = read_states(items, features, layer=layer, cache=cache, threads=threads, log=log)
     x = np.array([states[(it["office"], it["question"])] for it in items])
     y = np.array([1.0 if it["answerable"] else 0.0 for it in items])
     tuning = np.array([it["tuning"] for it in items])
@@ -117,11 +123,12 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int,
     left_out = np.zeros(len(items))  # each tuning office scored by a probe fitted without it
     for name in dict.fromkeys(o for o, t in zip(offices, tuning, strict=True) if t):
         mine = np.array([o == name for o in offices])
-        probe = fit(x[tuning & ~mine], y[tuning & ~mine], model=CHECK_MODEL)
+        probe = fit(x[tuning & ~mine], y[tuning & ~mine], model=CHECK_MODEL, layer=layer)
         left_out[mine] = [probe.score(s) for s in x[mine]]
-    probe = fit(x[tuning], y[tuning], model=CHECK_MODEL)
+    probe = fit(x[tuning], y[tuning], model=CHECK_MODEL, layer=layer)
     held = np.array([probe.score(s) for s in x])
     summary = {
+        "layer": layer,
         "questions": {"tuning": int(tuning.sum()), "held_out": int((~tuning).sum())},
         "auc_left_out_tuning": area(left_out, tuning),
         "auc_held_out": area(held, ~tuning),
@@ -136,8 +143,24 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int,
     return summary
 
 
+def _layer(text: str) -> int | None:
+    if text == "last":
+        return None
+    try:
+        layer = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a layer: {text!r} (a number from 0, or `last`)") from None
+    if layer < 0:
+        raise argparse.ArgumentTypeError(f"not a layer: {layer} (layers are counted from 0)")
+    return layer
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from rag.probe import LAYER
+
     parser = argparse.ArgumentParser(prog="python -m bench.question_probe", description=__doc__.split("\n")[0])
+    parser.add_argument("--layer", type=_layer, default=LAYER, metavar="N|last",
+                        help="the model's layer read, from 0, or `last` (after its norm) (default: %(default)s)")
     parser.add_argument("--features", type=Path, default=DEFAULT_CACHE / "question_states.jsonl", metavar="FILE",
                         help="hidden states read so far, one JSON line per question (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=ROOT / "rag" / "question_probe.json", metavar="FILE",
@@ -149,12 +172,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the summary, with every question's score, as JSON")
     args = parser.parse_args(argv)
     summary = run(features=args.features, out=None if args.no_write else args.out, cache=args.cache,
-                  threads=args.threads)
+                  threads=args.threads, layer=args.layer)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
-        print(f"tuning offices, each left out of the fit in turn: AUC {f(summary['auc_left_out_tuning'])} "
+        print(f"layer {'last' if args.layer is None else args.layer}; "
+              f"tuning offices, each left out of the fit in turn: AUC {f(summary['auc_left_out_tuning'])} "
               f"({summary['questions']['tuning']} questions)")
         print(f"held-out offices: AUC {f(summary['auc_held_out'])} ({summary['questions']['held_out']} questions); "
               + ", ".join(f"{k} {f(v)}" for k, v in summary["held_out_offices"].items()))

@@ -15,9 +15,9 @@ apart from its note), stands when it is sure the line gives it (`CheckBounds.kep
 are read with bounds chosen for it (`BOUNDS`; README "The larger model checks the answer").
 
 The larger model also reads the question itself with the four lines closest to it, before any reply: a probe on
-its hidden state (rag/probe.py) says whether they answer it, and `rag.quotes.align` withholds any reply where they
-do not, and shows the lines where the rule would withhold a reply to a question they answer (`lines_answer`;
-README "The larger model reads the question's lines").
+its hidden state (rag/probe.py; a middle layer's) says whether they answer it, and `rag.quotes.align` withholds
+any reply where they do not, and shows the lines where the rule would withhold a reply to a question they answer
+(`lines_answer`; README "The larger model reads the question's lines").
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ BOUNDS: Mapping[str, CheckBounds] = {
     # office scored by a probe fitted without it, and on the thirtieth to thirty-fifth office's run (never fitted
     # on); README "The larger model reads the question's lines".
     "qwen2.5-coder-1.5b-instruct-q4_k_m": CheckBounds(denied_below=1.0, kept_from=1.25, checked_below=0.75,
-                                                      unanswered_below=0.75, answered_from=1.25),
+                                                      unanswered_below=-0.25, answered_from=0.25),
 }
 
 
@@ -147,21 +147,24 @@ class AnswerCheck:
 
     def lines_answer(self, question: str, lines: Sequence[str]) -> float | None:
         """Whether the lines closest to the question (at most QUESTION_LINES) answer it, before any reply: the
-        probe's log-odds (rag/probe.py) on the model's hidden state after `lines_prompt`. None when it cannot
-        tell: no lines, no probe for this model, or a model that gives no hidden state (a shared server)."""
+        probe's log-odds (rag/probe.py) on the model's hidden state after `lines_prompt`, at the layer the probe
+        reads. None when it cannot tell: no lines, no probe for this model, or a model that gives no hidden state
+        (a shared server)."""
         lines = [line for line in lines if line.strip()][:QUESTION_LINES]
         if not lines:
             return None
         model = self._loaded()
-        if model is None or not hasattr(model, "last_state"):
+        if model is None:
             return None
         probe = self.probe or probe_for(model_stem(str(getattr(model, "name", ""))))
-        if probe is None:
+        if probe is None or not hasattr(model, "last_state" if probe.layer is None else "layer_state"):
             return None
         if self.cancel is not None and self.cancel():
             raise Cancelled("Answer stopped.")
+        messages = lines_prompt(lines, question)
         try:
-            return probe.score(model.last_state(lines_prompt(lines, question)))
+            state = model.last_state(messages) if probe.layer is None else model.layer_state(messages, probe.layer)
+            return probe.score(state)
         except (ModelError, ValueError) as exc:
             log.warning("question's lines not read: %s", exc)
             return None

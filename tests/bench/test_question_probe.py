@@ -1,6 +1,6 @@
 """bench/question_probe.py: which offices it fits on and holds out, and that it fits on the tuning offices'
 states only and reports the held-out ones (the states here are made up, so no model is loaded; the real
-states are read by `python -m bench.question_probe`, about 4 s a question)."""
+states are read by `python -m bench.question_probe`, about 2 s a question)."""
 
 from __future__ import annotations
 
@@ -33,13 +33,16 @@ def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path):
             if it["office"] == "thirty-fifth":
                 lean = -lean
             state = rng.normal(size=6) + [2.0 * lean, 0, 0, 0, 0, 0]
-            out.write(json.dumps({"office": it["office"], "question": it["question"],
-                                  "answerable": it["answerable"], "state": state.tolist()}) + "\n")
+            out.write(json.dumps({"office": it["office"], "question": it["question"], "answerable": it["answerable"],
+                                  "layer": 18, "state": state.tolist()}) + "\n")
+            # The same question's state at another layer is another feature set, not read for this one.
+            out.write(json.dumps({"office": it["office"], "question": it["question"], "answerable": it["answerable"],
+                                  "layer": 5, "state": (-state).tolist()}) + "\n")
     written = tmp_path / "probe.json"
-    summary = question_probe.run(features=features, out=written, cache=tmp_path / "no-models", threads=1)
+    summary = question_probe.run(features=features, out=written, cache=tmp_path / "no-models", threads=1, layer=18)
     assert summary["questions"] == {"tuning": 500, "held_out": 200}
     assert summary["auc_left_out_tuning"] > 0.9
     assert summary["held_out_offices"]["thirty-fifth"] < 0.1 < 0.9 < summary["held_out_offices"]["thirtieth"]
     probe = Probe.from_json(json.loads(written.read_text(encoding="utf-8")))
-    assert probe.weights.shape == (6,) and probe.weights[0] > 0
+    assert probe.weights.shape == (6,) and probe.weights[0] > 0 and probe.layer == summary["layer"] == 18
     assert len(summary["scores"]) == len(items)

@@ -4,12 +4,14 @@ lines about the question's subject that do not."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from inference.errors import Cancelled
+from inference.errors import Cancelled, ModelError
 from rag import abstain, confirm
 from rag.components import CHECK_WITH_CHAT
 from rag.confirm import DENIED_BELOW, AnswerCheck, denied
@@ -48,8 +50,14 @@ class Judge(ScriptedModel):
         self.read.append(text)
         return [1.0 if self.word in text.split("\n\nQuestion:")[0] else -1.0]
 
+    def layer_state(self, messages, layer):
+        """A middle layer's one-value state: the last one's, halved, read at layer 3 only."""
+        if layer != 3:
+            raise ModelError(f"The model has no layer {layer} to read.")
+        return [0.5 * v for v in self.last_state(messages)]
 
-PROBE = Probe(model="judge", mean=np.zeros(1), scale=np.ones(1), weights=np.array([1.9]), bias=0.0)
+
+PROBE = Probe(model="judge", layer=None, mean=np.zeros(1), scale=np.ones(1), weights=np.array([1.9]), bias=0.0)
 
 @pytest.fixture(scope="module")
 def hearth(tmp_path_factory) -> Hearth:
@@ -341,5 +349,17 @@ def test_the_question_s_lines_are_read_at_most_four_and_a_model_that_cannot_tell
     assert judge.read[0].count("about the permit.") == confirm.QUESTION_LINES
     assert AnswerCheck(judge, probe=PROBE).lines_answer("Who issues permits?", []) is None
     assert AnswerCheck(ScriptedModel("x"), probe=PROBE).lines_answer("Who issues permits?", lines) is None
-    wider = Probe(model="judge", mean=np.zeros(2), scale=np.ones(2), weights=np.ones(2), bias=0.0)
+    wider = Probe(model="judge", layer=None, mean=np.zeros(2), scale=np.ones(2), weights=np.ones(2), bias=0.0)
     assert AnswerCheck(judge, probe=wider).lines_answer("Who issues permits?", lines) is None  # another model's
+
+
+def test_a_probe_on_a_middle_layer_reads_that_layer_and_a_model_without_it_changes_nothing():
+    lines = [f"Line {i} about the permit." for i in range(6)]
+    middle = dataclasses.replace(PROBE, layer=3)
+    judge = Judge("permit")
+    assert AnswerCheck(judge, probe=middle).lines_answer("Who issues permits?", lines) == pytest.approx(0.95)
+    assert AnswerCheck(Judge("visa"), probe=middle).lines_answer("Who issues permits?", lines) == pytest.approx(-0.95)
+    # A layer the model has not (or a model that reads no layer at all) gives no verdict rather than an error.
+    deeper = dataclasses.replace(PROBE, layer=7)
+    assert AnswerCheck(judge, probe=deeper).lines_answer("Who issues permits?", lines) is None
+    assert AnswerCheck(ScriptedModel("x"), probe=middle).lines_answer("Who issues permits?", lines) is None

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from inference.errors import ModelError
 from inference.models import CHECK_MODEL, DEFAULT_CHAT_MODEL
 from rag import probe as P
 from rag.confirm import AnswerCheck, bounds_for
@@ -26,6 +27,9 @@ def test_the_fit_separates_what_it_is_shown_and_reads_it_back_the_same(tmp_path)
     assert abs(probe.weights[0]) > 5 * abs(probe.weights[5])  # standardised: a wide feature weighs nothing extra
     again = P.Probe.from_json(json.loads(json.dumps(probe.to_json())))
     assert again.score(states[0]) == pytest.approx(probe.score(states[0]), abs=1e-3)
+    assert probe.layer == again.layer == P.LAYER
+    first = {k: v for k, v in probe.to_json().items() if k != "layer"}  # a probe written before layers were read
+    assert P.Probe.from_json(first).layer is None
     with pytest.raises(ValueError, match="probe reads 6"):
         probe.score(np.zeros(5))
     bad = dict(probe.to_json(), scale=[1.0])
@@ -33,9 +37,27 @@ def test_the_fit_separates_what_it_is_shown_and_reads_it_back_the_same(tmp_path)
         P.Probe.from_json(bad)
 
 
+def test_the_fit_is_the_penalised_optimum_whatever_the_order_of_the_questions():
+    # Features that move together (as a model's hidden state's do) made gradient steps of a fixed size overshoot,
+    # and where they stopped depended on rounding; Newton's steps reach the one optimum.
+    rng = np.random.default_rng(1)
+    answered = np.array([1.0] * 60 + [0.0] * 60)
+    common = rng.normal(size=(120, 1))
+    states = common + 0.3 * rng.normal(size=(120, 40)) + np.outer(answered - 0.5, [0.4] * 40)
+    probe = P.fit(states, answered, model="m", l2=0.3)
+    z = (states - probe.mean) / probe.scale
+    p = 1.0 / (1.0 + np.exp(-(z @ probe.weights + probe.bias)))
+    gradient = z.T @ (p - answered) / len(answered) + 0.3 * probe.weights
+    assert np.abs(gradient).max() < 1e-8 and abs(float((p - answered).mean())) < 1e-8
+    order = rng.permutation(len(answered))
+    again = P.fit(states[order], answered[order], model="m", l2=0.3)
+    assert np.allclose(again.weights, probe.weights, atol=1e-9) and again.bias == pytest.approx(probe.bias, abs=1e-9)
+
+
 def test_hearth_ships_a_probe_for_the_larger_model_only():
     probe = P.probe_for(CHECK_MODEL)
     assert probe is not None and probe.model == CHECK_MODEL and probe.mean.shape == (1536,)  # Qwen2.5-1.5B's width
+    assert probe.layer == P.LAYER  # a middle layer of its 28
     assert np.isfinite(probe.weights).all() and (probe.scale > 0).all()
     assert P.probe_for(DEFAULT_CHAT_MODEL) is None and P.probe_for("own") is None
     assert P.probe_for(CHECK_MODEL, path=ROOT / "missing.json") is None
@@ -62,7 +84,18 @@ def test_the_larger_model_s_state_tells_lines_that_answer_from_lines_about_the_s
         open_ = [check.lines_answer(q, lines) for q in (
             "What is the daily meal allowance on a trip abroad?",
             "Which hotel chain does the company have a contract with?")]
+        # The layer is read in a context of its own: the same every time, and the chat's context is untouched.
+        messages = [{"role": "user", "content": "Where is the fire assembly point?"}]
+        before = model.reply_logprobs(messages, "Yes")
+        middle, again = model.layer_state(messages, P.LAYER), model.layer_state(messages, P.LAYER)
+        first = model.layer_state(messages, 0)
+        assert middle.shape == (1536,) and np.array_equal(middle, again) and not np.allclose(middle, first)
+        assert model.reply_logprobs(messages, "Yes") == pytest.approx(before)
+        with pytest.raises(ModelError, match="no layer 28"):
+            model.layer_state(messages, 28)
     finally:
         model.close()
+    with pytest.raises(ModelError, match="unloaded"):
+        model.layer_state(messages, P.LAYER)
     assert all(isinstance(v, float) for v in answered + open_)
     assert min(answered) > max(open_), (answered, open_)
