@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from inference.chat import ChatModelDefaults, Message
+from inference.cpus import CpuMeter, available_memory, default_threads  # noqa: F401 (imported from here too)
 from inference.errors import Cancelled, ModelError
+from inference.layer_output import LayerReader
 from inference.templates import ChatTemplate, select_template
 
 log = logging.getLogger(__name__)
@@ -37,73 +39,6 @@ Parts = list[tuple[str, bool]]  # a prompt's text in pieces: (text, written by t
 
 class ContextOverflow(ModelError):
     """The prompt alone fills the model's context; nothing was run."""
-
-
-def default_threads() -> int:
-    """Threads for generation: one per physical core, guessed as half the CPUs this process may use.
-
-    Generation threads wait on each other at every step; more threads than free cores (hyperthreads,
-    or cores other programs are busy on) make every step wait for the slowest, so fewer is safer.
-    """
-    return max(1, _usable_cpus() // 2)
-
-
-class CpuMeter:
-    """How many CPUs other programs left free since the last reading (Linux /proc/stat; None elsewhere).
-
-    llama.cpp's threads wait for each other at every step of generation; when other programs occupy the
-    cores, a descheduled thread stalls all the others, and two threads on two busy cores can be ten times
-    slower than one. The meter subtracts this process's own CPU time, so Hearth's earlier answers do not
-    count as load.
-    """
-
-    def __init__(self) -> None:
-        self.cpus = _usable_cpus()
-        self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-        self._last = self._snapshot()
-
-    def _snapshot(self) -> tuple[float, float, float] | None:
-        try:
-            with open("/proc/stat", encoding="ascii") as fh:
-                fields = [int(x) for x in fh.readline().split()[1:]]
-        except (OSError, ValueError):
-            return None
-        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-        busy = (sum(fields[:8]) - idle) / self._tick  # user..steal, without guest (already in user)
-        own = sum(os.times()[:2])
-        return time.monotonic(), busy, own
-
-    def free_cpus(self, *, min_window: float = 0.25) -> float | None:
-        """CPUs not used by other programs since the previous call (at least `min_window` seconds ago)."""
-        now = self._snapshot()
-        last = self._last
-        if now is None or last is None:
-            return None
-        wall = now[0] - last[0]
-        if wall < min_window:
-            return None
-        self._last = now
-        others = max(0.0, (now[1] - last[1]) - (now[2] - last[2])) / wall
-        return max(0.0, self.cpus - others)
-
-
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def available_memory() -> int | None:
-    """Bytes of memory the system can still give out (Linux MemAvailable), or None where unknown."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 class _KeepStdio:
@@ -207,7 +142,7 @@ class LlamaCppModel(ChatModelDefaults):
         self._abort_cb = llama_cpp.ggml_abort_callback(self._abort_requested)
         self._no_abort_cb = llama_cpp.ggml_abort_callback()  # a NULL callback: no per-step Python call
         self._closed = False
-        self._layers: _LayerReader | None = None  # made on the first `layer_state`
+        self._layers: LayerReader | None = None  # made on the first `layer_state`
         self.last_usage: dict[str, int] = {}
 
     @property
@@ -318,14 +253,9 @@ class LlamaCppModel(ChatModelDefaults):
         layer, after the final norm, at the prompt's last token (a numpy vector of the model's width). Read in
         the same context as the chat (llama.cpp's embeddings switched on for that one token), so a prompt that
         opens like the one before reads only what differs. For probes trained on it (rag/probe.py)."""
-        if self._closed:
-            raise ModelError(f"The model {self.name} was unloaded.", hint="Load it again to answer.")
         import numpy as np
 
-        prompt = self.prompt_tokens(messages)
-        if len(prompt) > self.n_ctx:
-            raise ContextOverflow(f"The prompt takes {len(prompt)} tokens, more than the {self.n_ctx}-token "
-                                  f"context of {self.name}.")
+        prompt = self._prompt_to_read(messages)
         lib = self._lib
         with self._lock:
             self._adapt_threads()
@@ -349,21 +279,25 @@ class LlamaCppModel(ChatModelDefaults):
         return state
 
     def layer_state(self, messages: Sequence[Message], layer: int) -> Any:
-        """The output of the model's layer `layer` (counted from 0) at the prompt's last token, before any later
-        layer or the final norm (llama.cpp's "l_out-N" tensor; a numpy vector of the model's width). Read in a
-        context of its own (`_LayerReader`), the whole prompt each time. For probes trained on it (rag/probe.py):
-        a middle layer holds some things more plainly than the last."""
+        """The output of layer `layer` (from 0) at the prompt's last token, before later layers and the final norm
+        (llama.cpp's "l_out-N"; a numpy vector of the model's width), the whole prompt read in a context of its own
+        (inference/layer_output.py). For probes (rag/probe.py): a middle layer holds some things more plainly."""
+        prompt = self._prompt_to_read(messages)
+        with self._lock:
+            if self._layers is None:
+                self._layers = LayerReader(self._lib, self._llm.model, n_ctx=self.n_ctx)
+            self._adapt_threads()
+            return self._layers.read(prompt, layer, threads=self.threads_batch_in_use)
+
+    def _prompt_to_read(self, messages: Sequence[Message]) -> list[int]:
+        """A prompt's tokens, for reading a state from: the model open and the prompt within its context."""
         if self._closed:
             raise ModelError(f"The model {self.name} was unloaded.", hint="Load it again to answer.")
         prompt = self.prompt_tokens(messages)
         if len(prompt) > self.n_ctx:
             raise ContextOverflow(f"The prompt takes {len(prompt)} tokens, more than the {self.n_ctx}-token "
                                   f"context of {self.name}.")
-        with self._lock:
-            if self._layers is None:
-                self._layers = _LayerReader(self._lib, self._llm.model, n_ctx=self.n_ctx)
-            self._adapt_threads()
-            return self._layers.read(prompt, layer, threads=self.threads_batch_in_use)
+        return prompt
 
     def _read_before_last(self, prompt: Sequence[int]) -> None:
         """Evaluate all of a prompt but its last token, the part the KV cache already holds skipped (lock held):
@@ -657,67 +591,3 @@ def _split_at_stop(text: str, stops: Sequence[str], *, final: bool = False) -> t
                 break
     return (text[: len(text) - keep], text[len(text) - keep :], False) if keep else (text, "", False)
 
-
-class _LayerReader:
-    """A second llama.cpp context on a loaded model that keeps one layer's output at a prompt's last token.
-
-    llama.cpp names each layer's output "l_out-N" in its graph and, given an eval callback, asks for each tensor
-    whether the caller wants to see it once computed; only the layer asked for is taken (the graph is otherwise
-    run as always). The chat's own context is left alone: its KV cache and its speed. The context holds a prompt
-    at a time (its KV cache is cleared before each), and frees its memory on `close`."""
-
-    def __init__(self, lib: Any, model: Any, *, n_ctx: int) -> None:
-        from llama_cpp import _ctypes_extensions
-
-        try:
-            ggml = _ctypes_extensions.load_shared_library("ggml-base", Path(lib.__file__).parent / "lib")
-            ggml.ggml_get_name.restype, ggml.ggml_get_name.argtypes = ctypes.c_char_p, [ctypes.c_void_p]
-            ggml.ggml_nelements.restype, ggml.ggml_nelements.argtypes = ctypes.c_int64, [ctypes.c_void_p]
-            ggml.ggml_backend_tensor_get.restype = None
-            ggml.ggml_backend_tensor_get.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
-                                                     ctypes.c_size_t]
-        except (OSError, AttributeError, FileNotFoundError, RuntimeError) as exc:
-            raise ModelError(f"This llama.cpp build does not let a layer's output be read: {exc}") from exc
-        self._lib, self._ggml = lib, ggml
-        self.width = int(lib.llama_model_n_embd(model))
-        self._want = b""
-        self._row = (ctypes.c_float * self.width)()
-        self._seen = False
-        self._callback = lib.ggml_backend_sched_eval_callback(self._observe)  # kept alive with the context
-        params = lib.llama_context_default_params()
-        params.n_ctx = params.n_batch = n_ctx
-        params.n_ubatch = min(512, n_ctx)
-        params.cb_eval = self._callback
-        params.cb_eval_user_data = None
-        self._ctx = lib.llama_init_from_model(model, params)
-        if not self._ctx:
-            raise ModelError("llama.cpp could not make a context to read a layer's output in.")
-
-    def _observe(self, tensor: Any, ask: bool, _data: Any) -> bool:
-        if self._ggml.ggml_get_name(tensor) != self._want:
-            return not ask  # not wanted: not kept for us, and the graph goes on
-        if ask:
-            return True
-        rows = int(self._ggml.ggml_nelements(tensor)) // self.width  # the batch's tokens; the prompt's last is last
-        self._ggml.ggml_backend_tensor_get(tensor, self._row, (rows - 1) * self.width * 4, self.width * 4)
-        self._seen = True
-        return True
-
-    def read(self, prompt: Sequence[int], layer: int, *, threads: int) -> Any:
-        import numpy as np
-
-        lib = self._lib
-        self._want, self._seen = f"l_out-{layer}".encode(), False
-        lib.llama_set_n_threads(self._ctx, threads, threads)
-        lib.llama_memory_clear(lib.llama_get_memory(self._ctx), True)
-        tokens = (lib.llama_token * len(prompt))(*prompt)  # one batch (the context's size): a ubatch at a time
-        if lib.llama_decode(self._ctx, lib.llama_batch_get_one(tokens, len(prompt))) != 0:  # is run, the last kept
-            raise ModelError("The model failed while reading a prompt for a layer's output.")
-        if not self._seen:
-            raise ModelError(f"The model has no layer {layer} to read.")
-        return np.frombuffer(self._row, dtype=np.float32).astype(np.float64)
-
-    def close(self) -> None:
-        if self._ctx:
-            self._lib.llama_free(self._ctx)
-            self._ctx = None
