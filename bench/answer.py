@@ -22,7 +22,7 @@ Both paths are measured the same way:
 
 Rounds alternate raw and Hearth (raw first in even rounds, Hearth first in odd ones) and medians are
 reported. Both paths run llama.cpp with the same --threads; --adaptive-threads lets Hearth lower its
-generation threads while other programs keep the cores busy (inference/llm.py, CpuMeter), which makes
+generation threads while other programs keep the cores busy (inference/cpus.py, CpuMeter), which makes
 the ratio a measure of that policy instead of Hearth's overhead. The run records the CPU count, the
 load average before it starts and after it ends (the latter counts the benchmark's own threads), and the
 CPUs other programs used during the rounds (`others_cpu`, from /proc/stat less this process's own time).
@@ -136,7 +136,8 @@ def run(*, model: str | None, threads: int, repeat: int, data: Path, adaptive: b
     """Measure both paths; returns the result object."""
     import llama_cpp
 
-    from inference.llm import CpuMeter, LlamaCppModel
+    from inference.cpus import CpuMeter
+    from inference.llm import LlamaCppModel
     from rag.answer import DEFAULT_MAX_TOKENS, build_prompt
     from rag.service import Hearth, HearthConfig
 

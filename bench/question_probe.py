@@ -105,7 +105,7 @@ def read_states(items: Sequence[dict[str, Any]], features: Path, *, layer: int |
     return states
 
 
-def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: int | None = None,
+def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: int | None,
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
     from inference.models import CHECK_MODEL
     from rag.probe import fit

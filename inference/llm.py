@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from inference.chat import ChatModelDefaults, Message
-from inference.cpus import CpuMeter, available_memory, default_threads  # noqa: F401 (imported from here too)
+from inference.cpus import CpuMeter, default_threads
 from inference.errors import Cancelled, ModelError
 from inference.layer_output import LayerReader
 from inference.templates import ChatTemplate, select_template

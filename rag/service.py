@@ -444,7 +444,7 @@ class Hearth(Questions):
 
     def release_if_memory_low(self) -> bool:
         """Unload the chat model when the system is short of memory; True if it did."""
-        from inference.llm import available_memory
+        from inference.cpus import available_memory
 
         free = available_memory()
         if free is not None and free < self.config.unload_below:

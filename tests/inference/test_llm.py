@@ -161,7 +161,7 @@ def test_threads_follow_the_free_cpus(tiny):
 
 
 def test_cpu_meter_reads_the_machine():
-    from inference.llm import CpuMeter
+    from inference.cpus import CpuMeter
 
     meter = CpuMeter()
     assert meter.free_cpus(min_window=10) is None  # too soon to tell
