@@ -2,6 +2,7 @@
 
     python -m bench.question_probe [--layer N|last] [--features FILE] [--out FILE] [--cache DIR] [--threads N]
                                    [--json]
+    python -m bench.question_probe --sweep A-B [--features FILE] [--cache DIR] [--threads N] [--json]
 
 For every question of bench/data/office_notes.json, the four lines of its office's notes closest to it (the
 embedder's similarity; headings left out) are put to the larger built-in model as rag.confirm.lines_prompt
@@ -13,6 +14,11 @@ fitted on the tuning offices, the first to twenty-fifth, and written to --out (d
 the probe Hearth ships). The twenty-sixth to thirty-fifth are held out (HELD_OUT): their area under the curve
 (answerable against unanswerable) is reported, never fitted on. Printed: that, and the tuning offices' when each
 is left out of the fit in turn.
+
+--sweep reads states at several layers (those a question lacks in one reading of its prompt,
+LlamaCppModel.layer_states; about 2.5 s a question for twenty layers) and prints each layer's tuning-office AUC,
+each office left out in turn, which is how rag.probe.LAYER was chosen; it scores no held-out office and writes no
+probe. The features file then holds a state per question and layer (about 15 KB each).
 """
 
 from __future__ import annotations
@@ -61,18 +67,18 @@ def questions() -> list[dict[str, Any]]:
     return out
 
 
-def read_states(items: Sequence[dict[str, Any]], features: Path, *, layer: int | None, cache: Path, threads: int,
-                log: Callable[[str], None]) -> dict[tuple[str, str], list[float]]:
-    """Each question's hidden state at `layer` (None: the last, after its norm), from --features or read now (and
-    added to it)."""
-    states: dict[tuple[str, str], list[float]] = {}
+def read_states(items: Sequence[dict[str, Any]], features: Path, *, layers: Sequence[int | None], cache: Path,
+                threads: int, log: Callable[[str], None]) -> dict[int | None, dict[tuple[str, str], list[float]]]:
+    """Each question's hidden state at each of `layers` (None: the last, after its norm), from --features or read
+    now (and added to it): the numbered layers a question lacks are read together, in one reading of its prompt."""
+    states: dict[int | None, dict[tuple[str, str], list[float]]] = {layer: {} for layer in layers}
     if features.is_file():
         for line in features.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 d = json.loads(line)
-                if d.get("layer") == layer:
-                    states[(d["office"], d["question"])] = d["state"]
-    todo = [it for it in items if (it["office"], it["question"]) not in states]
+                if d.get("layer") in states:
+                    states[d.get("layer")][(d["office"], d["question"])] = d["state"]
+    todo = [it for it in items if any((it["office"], it["question"]) not in states[layer] for layer in layers)]
     if not todo:
         return states
     from inference.llm import LlamaCppModel
@@ -88,21 +94,45 @@ def read_states(items: Sequence[dict[str, Any]], features: Path, *, layer: int |
         with features.open("a", encoding="utf-8") as out:
             for n, it in enumerate(todo, 1):
                 t0 = time.perf_counter()
+                key = (it["office"], it["question"])
                 if it["office"] not in vectors:
                     vectors = {it["office"]: embedder.embed(it["lines"])}
                 closest = np.argsort(-(vectors[it["office"]] @ embedder.embed_query([it["question"]])[0]))
                 lines = [it["lines"][int(j)] for j in closest[:QUESTION_LINES]]
                 messages = lines_prompt(lines, it["question"])
-                read = model.last_state(messages) if layer is None else model.layer_state(messages, layer)
-                state = [round(float(v), 5) for v in read]
-                states[(it["office"], it["question"])] = state
-                out.write(json.dumps({"office": it["office"], "question": it["question"],
-                                      "answerable": it["answerable"], "layer": layer, "state": state}) + "\n")
+                lacking = [layer for layer in layers if key not in states[layer]]
+                numbered = [layer for layer in lacking if layer is not None]
+                read: dict[int | None, Any] = dict(model.layer_states(messages, numbered)) if numbered else {}
+                if None in lacking:
+                    read[None] = model.last_state(messages)
+                for layer in lacking:
+                    state = [round(float(v), 5) for v in read[layer]]
+                    states[layer][key] = state
+                    out.write(json.dumps({"office": it["office"], "question": it["question"],
+                                          "answerable": it["answerable"], "layer": layer, "state": state}) + "\n")
                 out.flush()
                 log(f"[{n}/{len(todo)}] {time.perf_counter() - t0:.1f} s: {it['question']}")
     finally:
         model.close()
     return states
+
+
+def _left_out(x: np.ndarray, y: np.ndarray, tuning: np.ndarray, offices: Sequence[str], *,
+              layer: int | None) -> np.ndarray:
+    """Each tuning office's questions scored by a probe fitted on the other tuning offices (0 elsewhere)."""
+    from inference.models import CHECK_MODEL
+    from rag.probe import fit
+
+    scores = np.zeros(len(y))
+    for name in dict.fromkeys(o for o, t in zip(offices, tuning, strict=True) if t):
+        mine = np.array([o == name for o in offices])
+        probe = fit(x[tuning & ~mine], y[tuning & ~mine], model=CHECK_MODEL, layer=layer)
+        scores[mine] = [probe.score(s) for s in x[mine]]
+    return scores
+
+
+def _area(scores: np.ndarray, y: np.ndarray, keep: np.ndarray) -> float | None:
+    return auc(list(scores[keep & (y == 1)]), list(scores[keep & (y == 0)]))
 
 
 def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: int | None,
@@ -111,28 +141,21 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: i
     from rag.probe import fit
 
     items = questions()
-    states = read_states(items, features, layer=layer, cache=cache, threads=threads, log=log)
+    states = read_states(items, features, layers=[layer], cache=cache, threads=threads, log=log)[layer]
     x = np.array([states[(it["office"], it["question"])] for it in items])
     y = np.array([1.0 if it["answerable"] else 0.0 for it in items])
     tuning = np.array([it["tuning"] for it in items])
     offices = [it["office"] for it in items]
 
-    def area(scores: np.ndarray, keep: np.ndarray) -> float | None:
-        return auc(list(scores[keep & (y == 1)]), list(scores[keep & (y == 0)]))
-
-    left_out = np.zeros(len(items))  # each tuning office scored by a probe fitted without it
-    for name in dict.fromkeys(o for o, t in zip(offices, tuning, strict=True) if t):
-        mine = np.array([o == name for o in offices])
-        probe = fit(x[tuning & ~mine], y[tuning & ~mine], model=CHECK_MODEL, layer=layer)
-        left_out[mine] = [probe.score(s) for s in x[mine]]
+    left_out = _left_out(x, y, tuning, offices, layer=layer)
     probe = fit(x[tuning], y[tuning], model=CHECK_MODEL, layer=layer)
     held = np.array([probe.score(s) for s in x])
     summary = {
         "layer": layer,
         "questions": {"tuning": int(tuning.sum()), "held_out": int((~tuning).sum())},
-        "auc_left_out_tuning": area(left_out, tuning),
-        "auc_held_out": area(held, ~tuning),
-        "held_out_offices": {name: area(held, np.array([o == name for o in offices]))
+        "auc_left_out_tuning": _area(left_out, y, tuning),
+        "auc_held_out": _area(held, y, ~tuning),
+        "held_out_offices": {name: _area(held, y, np.array([o == name for o in offices]))
                              for name in dict.fromkeys(o for o, t in zip(offices, tuning, strict=True) if not t)},
         "scores": {f"{o}|{it['question']}": float(left_out[i] if tuning[i] else held[i])
                    for i, (o, it) in enumerate(zip(offices, items, strict=True))},
@@ -141,6 +164,23 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: i
         out.write_text(json.dumps(probe.to_json()) + "\n", encoding="utf-8")
         summary["written"] = str(out)
     return summary
+
+
+def sweep(*, features: Path, cache: Path, threads: int, layers: Sequence[int],
+          log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
+    """How plainly each of `layers` holds the answer: the tuning offices' area under the curve, each office scored
+    by a probe fitted without it (how `rag.probe.LAYER` is chosen). The held-out offices are not scored, so that
+    no layer is chosen on them."""
+    items = questions()
+    states = read_states(items, features, layers=layers, cache=cache, threads=threads, log=log)
+    y = np.array([1.0 if it["answerable"] else 0.0 for it in items])
+    tuning = np.array([it["tuning"] for it in items])
+    offices = [it["office"] for it in items]
+    areas = {}
+    for layer in layers:
+        x = np.array([states[layer][(it["office"], it["question"])] for it in items])
+        areas[layer] = _area(_left_out(x, y, tuning, offices, layer=layer), y, tuning)
+    return {"questions": {"tuning": int(tuning.sum())}, "auc_left_out_tuning": areas}
 
 
 def _layer(text: str) -> int | None:
@@ -155,12 +195,30 @@ def _layer(text: str) -> int | None:
     return layer
 
 
+def _layers(text: str) -> list[int]:
+    """`A-B` (every layer from A to B) or `A,B,C`."""
+    try:
+        if "-" in text:
+            a, b = (int(v) for v in text.split("-"))
+            layers = list(range(a, b + 1))
+        else:
+            layers = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not layers: {text!r} (e.g. 8-27 or 14,18,22)") from None
+    if not layers or min(layers) < 0:
+        raise argparse.ArgumentTypeError(f"not layers: {text!r} (layers are counted from 0; A-B needs A <= B)")
+    return layers
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from rag.probe import LAYER
 
     parser = argparse.ArgumentParser(prog="python -m bench.question_probe", description=__doc__.split("\n")[0])
     parser.add_argument("--layer", type=_layer, default=LAYER, metavar="N|last",
                         help="the model's layer read, from 0, or `last` (after its norm) (default: %(default)s)")
+    parser.add_argument("--sweep", type=_layers, metavar="A-B|A,B,..",
+                        help="instead of fitting: each of these layers' AUC on the tuning offices, each left out of "
+                             "the fit in turn (the layers a question lacks are read in one pass); writes no probe")
     parser.add_argument("--features", type=Path, default=DEFAULT_CACHE / "question_states.jsonl", metavar="FILE",
                         help="hidden states read so far, one JSON line per question (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=ROOT / "rag" / "question_probe.json", metavar="FILE",
@@ -171,12 +229,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of the models (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print the summary, with every question's score, as JSON")
     args = parser.parse_args(argv)
+    f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    if args.sweep:
+        swept = sweep(features=args.features, cache=args.cache, threads=args.threads, layers=args.sweep)
+        if args.json:
+            print(json.dumps(swept, indent=2))
+        else:
+            print(f"tuning offices ({swept['questions']['tuning']} questions), each left out of the fit in turn "
+                  "(held-out offices not scored):")
+            print("| layer | AUC |\n|---|---|")
+            for layer, area in swept["auc_left_out_tuning"].items():
+                print(f"| {layer} | {f(area)} |")
+        return 0
     summary = run(features=args.features, out=None if args.no_write else args.out, cache=args.cache,
                   threads=args.threads, layer=args.layer)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
         print(f"layer {'last' if args.layer is None else args.layer}; "
               f"tuning offices, each left out of the fit in turn: AUC {f(summary['auc_left_out_tuning'])} "
               f"({summary['questions']['tuning']} questions)")

@@ -282,12 +282,17 @@ class LlamaCppModel(ChatModelDefaults):
         """The output of layer `layer` (from 0) at the prompt's last token, before later layers and the final norm
         (llama.cpp's "l_out-N"; a numpy vector of the model's width), the whole prompt read in a context of its own
         (inference/layer_output.py). For probes (rag/probe.py): a middle layer holds some things more plainly."""
+        return self.layer_states(messages, [layer])[layer]
+
+    def layer_states(self, messages: Sequence[Message], layers: Sequence[int]) -> dict[int, Any]:
+        """Each of `layers`' outputs at the prompt's last token, as `layer_state` gives one, from a single reading
+        of the prompt (for choosing a probe's layer: bench.question_probe --sweep)."""
         prompt = self._prompt_to_read(messages)
         with self._lock:
             if self._layers is None:
                 self._layers = LayerReader(self._lib, self._llm.model, n_ctx=self.n_ctx)
             self._adapt_threads()
-            return self._layers.read(prompt, layer, threads=self.threads_batch_in_use)
+            return self._layers.read_many(prompt, layers, threads=self.threads_batch_in_use)
 
     def _prompt_to_read(self, messages: Sequence[Message]) -> list[int]:
         """A prompt's tokens, for reading a state from: the model open and the prompt within its context."""

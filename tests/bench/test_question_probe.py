@@ -4,9 +4,11 @@ states are read by `python -m bench.question_probe`, about 2 s a question)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import numpy as np
+import pytest
 
 from bench import question_probe
 from rag.probe import Probe
@@ -46,3 +48,32 @@ def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path):
     probe = Probe.from_json(json.loads(written.read_text(encoding="utf-8")))
     assert probe.weights.shape == (6,) and probe.weights[0] > 0 and probe.layer == summary["layer"] == 18
     assert len(summary["scores"]) == len(items)
+
+
+def test_a_sweep_scores_each_layer_on_the_tuning_offices_alone(tmp_path, capsys):
+    items = question_probe.questions()
+    rng = np.random.default_rng(11)
+    features = tmp_path / "states.jsonl"
+    with features.open("w", encoding="utf-8") as out:
+        for it in items:
+            sign = 1.0 if it["answerable"] else -1.0
+            # Layer 3 holds the answer plainly, layer 4 faintly, layer 5 not at all.
+            for layer, lean in ((3, 2.0), (4, 0.3), (5, 0.0)):
+                state = rng.normal(size=4) + [lean * sign, 0, 0, 0]
+                out.write(json.dumps({"office": it["office"], "question": it["question"],
+                                      "answerable": it["answerable"], "layer": layer, "state": state.tolist()}) + "\n")
+    swept = question_probe.sweep(features=features, cache=tmp_path / "no-models", threads=1, layers=[3, 4, 5])
+    areas = swept["auc_left_out_tuning"]
+    assert swept["questions"] == {"tuning": 500} and list(areas) == [3, 4, 5]
+    assert areas[3] > 0.9 and 0.55 < areas[4] < 0.9 and abs(areas[5] - 0.5) < 0.1
+    assert question_probe.main(["--sweep", "3-5", "--features", str(features), "--cache", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    assert f"| 3 | {areas[3]:.3f} |" in table and "| 5 |" in table and "held-out offices not scored" in table
+    assert not (tmp_path / "probe.json").exists()
+
+
+def test_a_sweep_s_layers_are_read_as_a_range_or_a_list():
+    assert question_probe._layers("8-11") == [8, 9, 10, 11] and question_probe._layers("14,18") == [14, 18]
+    for bad in ("9-3", "x", "-1", "3-"):
+        with pytest.raises(argparse.ArgumentTypeError, match="not layers"):
+            question_probe._layers(bad)

@@ -93,6 +93,11 @@ def test_the_larger_model_s_state_tells_lines_that_answer_from_lines_about_the_s
         assert model.reply_logprobs(messages, "Yes") == pytest.approx(before)
         with pytest.raises(ModelError, match="no layer 28"):
             model.layer_state(messages, 28)
+        # Several layers from one reading are the ones read one at a time.
+        both = model.layer_states(messages, [0, P.LAYER])
+        assert list(both) == [0, P.LAYER] and np.array_equal(both[0], first) and np.array_equal(both[P.LAYER], middle)
+        with pytest.raises(ModelError, match="no layers 28, 30"):
+            model.layer_states(messages, [P.LAYER, 28, 30])
     finally:
         model.close()
     with pytest.raises(ModelError, match="unloaded"):
