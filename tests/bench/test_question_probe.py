@@ -14,12 +14,12 @@ from bench import question_probe
 from rag.probe import Probe
 
 
-def test_the_first_twenty_five_offices_are_fitted_on_and_the_rest_held_out():
+def test_the_twenty_sixth_to_twenty_ninth_offices_are_held_out_and_the_rest_fitted_on():
     items = question_probe.questions()
     offices = list(dict.fromkeys(it["office"] for it in items))
     tuning = list(dict.fromkeys(it["office"] for it in items if it["tuning"]))
-    assert tuning == offices[:25] and tuning[-1] == "twenty-fifth"
-    assert [o for o in offices if o not in tuning] == list(question_probe.HELD_OUT)
+    assert tuning == offices[:25] + offices[29:] and tuning[24] == "twenty-fifth" and tuning[-1] == "thirty-fifth"
+    assert [o for o in offices if o not in tuning] == list(question_probe.HELD_OUT) == offices[25:29]
     assert all(len(it["lines"]) >= 10 and not any(line.startswith("#") for line in it["lines"]) for it in items)
 
 
@@ -32,7 +32,7 @@ def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path):
             # Answerable questions' states lean one way on the first value; one held-out office's lean the
             # other way, which the tuning offices' fit then scores backwards.
             lean = 1.0 if it["answerable"] else -1.0
-            if it["office"] == "thirty-fifth":
+            if it["office"] == "twenty-ninth":
                 lean = -lean
             state = rng.normal(size=6) + [2.0 * lean, 0, 0, 0, 0, 0]
             out.write(json.dumps({"office": it["office"], "question": it["question"], "answerable": it["answerable"],
@@ -42,9 +42,9 @@ def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path):
                                   "layer": 5, "state": (-state).tolist()}) + "\n")
     written = tmp_path / "probe.json"
     summary = question_probe.run(features=features, out=written, cache=tmp_path / "no-models", threads=1, layer=18)
-    assert summary["questions"] == {"tuning": 500, "held_out": 200}
+    assert summary["questions"] == {"tuning": 620, "held_out": 80}
     assert summary["auc_left_out_tuning"] > 0.9
-    assert summary["held_out_offices"]["thirty-fifth"] < 0.1 < 0.9 < summary["held_out_offices"]["thirtieth"]
+    assert summary["held_out_offices"]["twenty-ninth"] < 0.1 < 0.9 < summary["held_out_offices"]["twenty-sixth"]
     probe = Probe.from_json(json.loads(written.read_text(encoding="utf-8")))
     assert probe.weights.shape == (6,) and probe.weights[0] > 0 and probe.layer == summary["layer"] == 18
     assert len(summary["scores"]) == len(items)
@@ -64,7 +64,7 @@ def test_a_sweep_scores_each_layer_on_the_tuning_offices_alone(tmp_path, capsys)
                                       "answerable": it["answerable"], "layer": layer, "state": state.tolist()}) + "\n")
     swept = question_probe.sweep(features=features, cache=tmp_path / "no-models", threads=1, layers=[3, 4, 5])
     areas = swept["auc_left_out_tuning"]
-    assert swept["questions"] == {"tuning": 500} and list(areas) == [3, 4, 5]
+    assert swept["questions"] == {"tuning": 620} and list(areas) == [3, 4, 5]
     assert areas[3] > 0.9 and 0.55 < areas[4] < 0.9 and abs(areas[5] - 0.5) < 0.1
     assert question_probe.main(["--sweep", "3-5", "--features", str(features), "--cache", str(tmp_path)]) == 0
     table = capsys.readouterr().out
