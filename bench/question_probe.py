@@ -11,9 +11,9 @@ LlamaCppModel.layer_state), or of the last one after its norm (`last`, LlamaCppM
 are kept in --features (default .data/bench-office/question_states.jsonl, each with its layer; a state already
 there is not read again), about 2 s a question on 2 CPU cores. A logistic regression (rag.probe.fit) is then
 fitted on the tuning offices, the first to twenty-fifth and the thirtieth to thirty-fifth, and written to --out
-(default: rag/question_probe.json, the probe Hearth ships). The twenty-sixth to twenty-ninth are held out (HELD_OUT): their area under the curve
-(answerable against unanswerable) is reported, never fitted on. Printed: that, and the tuning offices' when each
-is left out of the fit in turn.
+(default: rag/question_probe.json, the probe Hearth ships). The twenty-sixth to twenty-ninth are held out
+(HELD_OUT): their area under the curve (answerable against unanswerable) is reported, never fitted on. Printed:
+that, and the tuning offices' when each is left out of the fit in turn.
 
 --sweep reads states at several layers (those a question lacks in one reading of its prompt,
 LlamaCppModel.layer_states; about 2.5 s a question for twenty layers) and prints each layer's tuning-office AUC,
@@ -77,8 +77,8 @@ def read_states(items: Sequence[dict[str, Any]], features: Path, *, layers: Sequ
         for line in features.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 d = json.loads(line)
-                if d.get("layer") in states:
-                    states[d.get("layer")][(d["office"], d["question"])] = d["state"]
+                if (layer := d.get("layer")) in states:
+                    states[layer][(d["office"], d["question"])] = d["state"]
     todo = [it for it in items if any((it["office"], it["question"]) not in states[layer] for layer in layers)]
     if not todo:
         return states
@@ -132,6 +132,12 @@ def _left_out(x: np.ndarray, y: np.ndarray, tuning: np.ndarray, offices: Sequenc
     return scores
 
 
+def _labels(items: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Whether each question is answerable (1.0 or 0.0), whether its office is a tuning one, and its office."""
+    y = np.array([1.0 if it["answerable"] else 0.0 for it in items])
+    return y, np.array([it["tuning"] for it in items]), [it["office"] for it in items]
+
+
 def _area(scores: np.ndarray, y: np.ndarray, keep: np.ndarray) -> float | None:
     return auc(list(scores[keep & (y == 1)]), list(scores[keep & (y == 0)]))
 
@@ -144,9 +150,7 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: i
     items = questions()
     states = read_states(items, features, layers=[layer], cache=cache, threads=threads, log=log)[layer]
     x = np.array([states[(it["office"], it["question"])] for it in items])
-    y = np.array([1.0 if it["answerable"] else 0.0 for it in items])
-    tuning = np.array([it["tuning"] for it in items])
-    offices = [it["office"] for it in items]
+    y, tuning, offices = _labels(items)
 
     left_out = _left_out(x, y, tuning, offices, layer=layer)
     probe = fit(x[tuning], y[tuning], model=CHECK_MODEL, layer=layer)
@@ -174,9 +178,7 @@ def sweep(*, features: Path, cache: Path, threads: int, layers: Sequence[int],
     no layer is chosen on them."""
     items = questions()
     states = read_states(items, features, layers=layers, cache=cache, threads=threads, log=log)
-    y = np.array([1.0 if it["answerable"] else 0.0 for it in items])
-    tuning = np.array([it["tuning"] for it in items])
-    offices = [it["office"] for it in items]
+    y, tuning, offices = _labels(items)
     areas = {}
     for layer in layers:
         x = np.array([states[layer][(it["office"], it["question"])] for it in items])

@@ -14,6 +14,12 @@ from bench import question_probe
 from rag.probe import Probe
 
 
+def _record(item, layer, state):
+    """One line of a features file, as bench.question_probe writes it."""
+    return json.dumps({"office": item["office"], "question": item["question"], "answerable": item["answerable"],
+                       "layer": layer, "state": state.tolist()}) + "\n"
+
+
 def test_the_twenty_sixth_to_twenty_ninth_offices_are_held_out_and_the_rest_fitted_on():
     items = question_probe.questions()
     offices = list(dict.fromkeys(it["office"] for it in items))
@@ -35,11 +41,9 @@ def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path):
             if it["office"] == "twenty-ninth":
                 lean = -lean
             state = rng.normal(size=6) + [2.0 * lean, 0, 0, 0, 0, 0]
-            out.write(json.dumps({"office": it["office"], "question": it["question"], "answerable": it["answerable"],
-                                  "layer": 18, "state": state.tolist()}) + "\n")
+            out.write(_record(it, 18, state))
             # The same question's state at another layer is another feature set, not read for this one.
-            out.write(json.dumps({"office": it["office"], "question": it["question"], "answerable": it["answerable"],
-                                  "layer": 5, "state": (-state).tolist()}) + "\n")
+            out.write(_record(it, 5, -state))
     written = tmp_path / "probe.json"
     summary = question_probe.run(features=features, out=written, cache=tmp_path / "no-models", threads=1, layer=18)
     assert summary["questions"] == {"tuning": 620, "held_out": 80}
@@ -60,8 +64,7 @@ def test_a_sweep_scores_each_layer_on_the_tuning_offices_alone(tmp_path, capsys)
             # Layer 3 holds the answer plainly, layer 4 faintly, layer 5 not at all.
             for layer, lean in ((3, 2.0), (4, 0.3), (5, 0.0)):
                 state = rng.normal(size=4) + [lean * sign, 0, 0, 0]
-                out.write(json.dumps({"office": it["office"], "question": it["question"],
-                                      "answerable": it["answerable"], "layer": layer, "state": state.tolist()}) + "\n")
+                out.write(_record(it, layer, state))
     swept = question_probe.sweep(features=features, cache=tmp_path / "no-models", threads=1, layers=[3, 4, 5])
     areas = swept["auc_left_out_tuning"]
     assert swept["questions"] == {"tuning": 620} and list(areas) == [3, 4, 5]
