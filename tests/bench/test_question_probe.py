@@ -24,7 +24,7 @@ def test_the_twenty_sixth_to_twenty_ninth_offices_are_held_out_and_the_rest_fitt
     items = question_probe.questions()
     offices = list(dict.fromkeys(it["office"] for it in items))
     tuning = list(dict.fromkeys(it["office"] for it in items if it["tuning"]))
-    assert tuning == offices[:25] + offices[29:] and tuning[24] == "twenty-fifth" and tuning[-1] == "thirty-fifth"
+    assert tuning == offices[:25] + offices[29:] and tuning[24] == "twenty-fifth" and tuning[-1] == "forty-third"
     assert [o for o in offices if o not in tuning] == list(question_probe.HELD_OUT) == offices[25:29]
     assert all(len(it["lines"]) >= 10 and not any(line.startswith("#") for line in it["lines"]) for it in items)
 
@@ -46,7 +46,7 @@ def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path):
             out.write(_record(it, 5, -state))
     written = tmp_path / "probe.json"
     summary = question_probe.run(features=features, out=written, cache=tmp_path / "no-models", threads=1, layer=18)
-    assert summary["questions"] == {"tuning": 620, "held_out": 80}
+    assert summary["questions"] == {"tuning": 780, "held_out": 80}
     assert summary["auc_left_out_tuning"] > 0.9
     assert summary["held_out_offices"]["twenty-ninth"] < 0.1 < 0.9 < summary["held_out_offices"]["twenty-sixth"]
     probe = Probe.from_json(json.loads(written.read_text(encoding="utf-8")))
@@ -67,7 +67,7 @@ def test_a_sweep_scores_each_layer_on_the_tuning_offices_alone(tmp_path, capsys)
                 out.write(_record(it, layer, state))
     swept = question_probe.sweep(features=features, cache=tmp_path / "no-models", threads=1, layers=[3, 4, 5])
     areas = swept["auc_left_out_tuning"]
-    assert swept["questions"] == {"tuning": 620} and list(areas) == [3, 4, 5]
+    assert swept["questions"] == {"tuning": 780} and list(areas) == [3, 4, 5]
     assert areas[3] > 0.9 and 0.55 < areas[4] < 0.9 and abs(areas[5] - 0.5) < 0.1
     assert question_probe.main(["--sweep", "3-5", "--features", str(features), "--cache", str(tmp_path)]) == 0
     table = capsys.readouterr().out
