@@ -1,7 +1,7 @@
 """Fit the probe that reads from the larger model's hidden state whether a question's lines answer it (#23).
 
     python -m bench.question_probe [--layer N|last] [--features FILE] [--out FILE] [--cache DIR] [--threads N]
-                                   [--json]
+                                   [--with-debian [--debian-index DIR]] [--json]
     python -m bench.question_probe --sweep A-B [--features FILE] [--cache DIR] [--threads N] [--json]
 
 For every question of bench/data/office_notes.json, the four lines of its office's notes closest to it (the
@@ -14,6 +14,13 @@ fitted on the tuning offices, the first to twenty-fifth and the thirtieth to for
 (default: rag/question_probe.json, the probe Hearth ships). The twenty-sixth to twenty-ninth are held out
 (HELD_OUT): their area under the curve (answerable against unanswerable) is reported, never fitted on. Printed:
 that, and the tuning offices' when each is left out of the fit in turn.
+
+--with-debian fits on the Debian evaluation's tuning splits too (bench/data/eval_*.json: `tune` and `tune2`, 50
+answerable and 40 unanswerable questions), each with the four lines `ask` gives the probe for it (the corpus indexed
+into --debian-index and every question searched as `ask` searches, some 15-20 s a question the first time,
+`debian_questions`), and reports each tuning split's area left out of the fit and the held-out split's (never
+fitted on). Tried, not what ships: leaving each tuning split out, the other one did not carry over to it (README
+"The Debian questions fitted on too").
 
 --sweep reads states at several layers (those a question lacks in one reading of its prompt,
 LlamaCppModel.layer_states; about 2.5 s a question for twenty layers) and prints each layer's tuning-office AUC,
@@ -45,6 +52,7 @@ OFFICES = ROOT / "bench" / "data" / "office_notes.json"
 # were written for the fit; joining them leaves the thirty-one's area as it was (0.983) and lifts theirs from
 # 0.964 to 0.968 (README "Eight offices more to fit on").
 HELD_OUT = ("twenty-sixth", "twenty-seventh", "twenty-eighth", "twenty-ninth")
+DEBIAN_HELD_OUT = "heldout"  # the Debian evaluation's split reported, never fitted on (bench.quotes --eval)
 DEFAULT_CACHE = Path(".data/bench-office")
 
 
@@ -70,11 +78,70 @@ def questions() -> list[dict[str, Any]]:
     return out
 
 
+def debian_questions(*, index: Path, cache: Path, threads: int,
+                     log: Callable[[str], None]) -> list[dict[str, Any]]:
+    """The Debian evaluation's questions (bench/data/eval_*.json, bench.quotes --eval) with the lines the probe
+    reads for each as `ask` gives them: the corpus indexed into `index`, the question searched as `ask` searches
+    (the chat model's ranking included), the passages cut to the answer's prompt, and the four lines of those
+    closest to it that rag.quotes.align puts to the probe. A question with no passage gets no lines (`ask` says
+    "not found" before the probe is read). Its office is "debian-" and its split; the held-out split
+    (DEBIAN_HELD_OUT) is reported, never fitted on. Some 15 s a question on 2 CPU cores, with the corpus's
+    indexing (about 2.5 minutes) first."""
+    import rag.answer as answer
+    from bench import corpus
+    from bench.quotes import EVAL_ANSWERABLE, EVAL_UNANSWERABLE, eval_questions
+    from bench.retrieval import WORKSPACE, index_corpus
+    from inference.llm import LlamaCppModel
+    from inference.models import CHECK_MODEL, DEFAULT_CHAT_MODEL, chat_model_path
+    from rag.confirm import bounds_for
+    from rag.quotes import align
+    from rag.service import Hearth, HearthConfig
+
+    split = {q["id"]: q["split"] for path in (EVAL_ANSWERABLE, EVAL_UNANSWERABLE)
+             for q in json.loads(path.read_text(encoding="utf-8"))["questions"]}
+    asked, answers = eval_questions("all")
+
+    class Lines:  # stands in for rag.confirm.AnswerCheck: keeps the lines align would have the probe read
+        bounds = bounds_for(CHECK_MODEL)
+        read: list[str] = []
+
+        def __call__(self, question: str, pairs: Any) -> None:
+            return None
+
+        def lines_answer(self, question: str, lines: Sequence[str]) -> None:
+            self.read = list(lines)
+
+    chat = LlamaCppModel(chat_model_path(DEFAULT_CHAT_MODEL, cache), n_ctx=4096, n_threads=threads)
+    items = []
+    try:
+        hearth = Hearth(HearthConfig(data_dir=index, n_threads=threads, embed_threads=threads), chat_model=chat)
+        index_corpus(hearth, corpus.documents(log=log, which=corpus.EVAL), asked, log=log)
+        for q in asked:
+            hits = [h for h in hearth.search(q.question, k=5, workspace=WORKSPACE, likely=True)
+                    if h.score >= hearth.config.min_score]
+            lines = Lines()
+            if hits:
+                prompt = answer.build_prompt(q.question, hits, n_ctx=chat.n_ctx, count_prompt=chat.count_prompt,
+                                             count_tokens=chat.count_tokens,
+                                             max_passage_tokens=hearth.config.max_passage_tokens)
+                align("I don't know.", q.question, prompt.passages, embedder=hearth.embedder,
+                      rarity=hearth.store.rarity(q.question), check=lines)
+            items.append({"office": f"debian-{split[q.id]}", "tuning": split[q.id] != DEBIAN_HELD_OUT,
+                          "question": q.question, "answerable": bool(answers.get(q.id)),
+                          "closest": [" ".join(line.split()) for line in lines.read]})
+            log(f"[debian {len(items)}/{len(asked)}] {len(lines.read)} lines: {q.question}")
+    finally:
+        chat.close()
+    return items
+
+
 def read_states(items: Sequence[dict[str, Any]], features: Path, *, layers: Sequence[int | None], cache: Path,
-                threads: int, log: Callable[[str], None]) -> dict[int | None, dict[tuple[str, str], list[float]]]:
+                threads: int, log: Callable[[str], None]) -> dict[int | None, dict[tuple[str, str], list[float] | None]]:
     """Each question's hidden state at each of `layers` (None: the last, after its norm), from --features or read
-    now (and added to it): the numbered layers a question lacks are read together, in one reading of its prompt."""
-    states: dict[int | None, dict[tuple[str, str], list[float]]] = {layer: {} for layer in layers}
+    now (and added to it): the numbered layers a question lacks are read together, in one reading of its prompt.
+    An item's "closest" lines, when it has them, are read instead of its office's lines closest to it; with none
+    (nothing found for it), its state is None."""
+    states: dict[int | None, dict[tuple[str, str], list[float] | None]] = {layer: {} for layer in layers}
     if features.is_file():
         for line in features.read_text(encoding="utf-8").splitlines():
             if line.strip():
@@ -98,18 +165,23 @@ def read_states(items: Sequence[dict[str, Any]], features: Path, *, layers: Sequ
             for n, it in enumerate(todo, 1):
                 t0 = time.perf_counter()
                 key = (it["office"], it["question"])
-                if it["office"] not in vectors:
-                    vectors = {it["office"]: embedder.embed(it["lines"])}
-                closest = np.argsort(-(vectors[it["office"]] @ embedder.embed_query([it["question"]])[0]))
-                lines = [it["lines"][int(j)] for j in closest[:QUESTION_LINES]]
+                if "closest" in it:  # the lines given (the Debian questions', as `ask` gives them)
+                    lines = it["closest"]
+                else:
+                    if it["office"] not in vectors:
+                        vectors = {it["office"]: embedder.embed(it["lines"])}
+                    closest = np.argsort(-(vectors[it["office"]] @ embedder.embed_query([it["question"]])[0]))
+                    lines = [it["lines"][int(j)] for j in closest[:QUESTION_LINES]]
                 messages = lines_prompt(lines, it["question"])
                 lacking = [layer for layer in layers if key not in states[layer]]
                 numbered = [layer for layer in lacking if layer is not None]
-                read: dict[int | None, Any] = dict(model.layer_states(messages, numbered)) if numbered else {}
-                if None in lacking:
-                    read[None] = model.last_state(messages)
+                read: dict[int | None, Any] = {}
+                if lines:  # none: nothing was found for it, and `ask` says "not found" before the probe is read
+                    read = dict(model.layer_states(messages, numbered)) if numbered else {}
+                    if None in lacking:
+                        read[None] = model.last_state(messages)
                 for layer in lacking:
-                    state = [round(float(v), 5) for v in read[layer]]
+                    state = [round(float(v), 5) for v in read[layer]] if lines else None
                     states[layer][key] = state
                     out.write(json.dumps({"office": it["office"], "question": it["question"],
                                           "answerable": it["answerable"], "layer": layer, "state": state}) + "\n")
@@ -145,32 +217,72 @@ def _area(scores: np.ndarray, y: np.ndarray, keep: np.ndarray) -> float | None:
 
 
 def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: int | None,
-        log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
+        debian: Path | None = None, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
+    """Fit on the tuning offices (and, with `debian`, the folder the Debian evaluation's corpus is indexed in, on
+    its tuning splits too) and report: each tuning office (and Debian split) scored left out of the fit, and the
+    held-out ones scored by the fit written to `out`."""
     from inference.models import CHECK_MODEL
     from rag.probe import fit
 
     items = questions()
+    if debian is not None:
+        items += debian_items(features, layer=layer, index=debian, cache=cache, threads=threads, log=log)
     states = read_states(items, features, layers=[layer], cache=cache, threads=threads, log=log)[layer]
+    items = [it for it in items if states[(it["office"], it["question"])] is not None]  # no lines: not read
     x = np.array([states[(it["office"], it["question"])] for it in items])
     y, tuning, offices = _labels(items)
+    office = np.array([not o.startswith("debian-") for o in offices])
 
     left_out = _left_out(x, y, tuning, offices, layer=layer)
     probe = fit(x[tuning], y[tuning], model=CHECK_MODEL, layer=layer)
     held = np.array([probe.score(s) for s in x])
+    groups = list(dict.fromkeys(offices))
     summary = {
         "layer": layer,
-        "questions": {"tuning": int(tuning.sum()), "held_out": int((~tuning).sum())},
-        "auc_left_out_tuning": _area(left_out, y, tuning),
-        "auc_held_out": _area(held, y, ~tuning),
+        "questions": {"tuning": int((tuning & office).sum()), "held_out": int((~tuning & office).sum()),
+                      **({"debian_tuning": int((tuning & ~office).sum()),
+                          "debian_held_out": int((~tuning & ~office).sum())} if debian is not None else {})},
+        "auc_left_out_tuning": _area(left_out, y, tuning & office),
+        "auc_held_out": _area(held, y, ~tuning & office),
         "held_out_offices": {name: _area(held, y, np.array([o == name for o in offices]))
-                             for name in dict.fromkeys(o for o, t in zip(offices, tuning, strict=True) if not t)},
+                             for name in groups if name not in (o for o, t in zip(offices, tuning, strict=True) if t)
+                             and not name.startswith("debian-")},
         "scores": {f"{o}|{it['question']}": float(left_out[i] if tuning[i] else held[i])
                    for i, (o, it) in enumerate(zip(offices, items, strict=True))},
     }
+    if debian is not None:  # each tuning split left out of the fit in turn; the held-out one by the fit written
+        summary["debian"] = {name: _area(left_out if name != f"debian-{DEBIAN_HELD_OUT}" else held, y,
+                                         np.array([o == name for o in offices]))
+                             for name in groups if name.startswith("debian-")}
+        # The baseline, in the same run: every split scored by the fit on the tuning offices alone (what ships).
+        alone = fit(x[tuning & office], y[tuning & office], model=CHECK_MODEL, layer=layer)
+        scored = np.array([alone.score(s) for s in x])
+        summary["debian_offices_only"] = {name: _area(scored, y, np.array([o == name for o in offices]))
+                                          for name in summary["debian"]}
     if out is not None:
         out.write_text(json.dumps(probe.to_json()) + "\n", encoding="utf-8")
         summary["written"] = str(out)
     return summary
+
+
+def debian_items(features: Path, *, layer: int | None, index: Path, cache: Path, threads: int,
+                 log: Callable[[str], None]) -> list[dict[str, Any]]:
+    """The Debian evaluation's questions as items: their lines are found (`debian_questions`: the corpus indexed
+    and every question searched) only when --features lacks a state of one at `layer`."""
+    from bench.quotes import EVAL_ANSWERABLE, EVAL_UNANSWERABLE
+
+    known = set()
+    if features.is_file():
+        for line in features.read_text(encoding="utf-8").splitlines():
+            if line.strip() and (d := json.loads(line)).get("layer") == layer:
+                known.add((d["office"], d["question"]))
+    items = [{"office": f"debian-{q['split']}", "tuning": q["split"] != DEBIAN_HELD_OUT, "question": q["question"],
+              "answerable": path == EVAL_ANSWERABLE}
+             for path in (EVAL_UNANSWERABLE, EVAL_ANSWERABLE)
+             for q in json.loads(path.read_text(encoding="utf-8"))["questions"]]
+    if all((it["office"], it["question"]) in known for it in items):
+        return items
+    return debian_questions(index=index, cache=cache, threads=threads, log=log)
 
 
 def sweep(*, features: Path, cache: Path, threads: int, layers: Sequence[int],
@@ -232,6 +344,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="DIR",
                         help="where the joined models are, as bench.office_notes keeps them (default: %(default)s)")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of the models (default: %(default)s)")
+    parser.add_argument("--with-debian", action="store_true",
+                        help="fit on the Debian evaluation's tuning splits too, and report each split (tried, not "
+                             "what ships: README \"The Debian questions fitted on too\")")
+    parser.add_argument("--debian-index", type=Path, default=Path(".data/bench-eval-index"), metavar="DIR",
+                        help="with --with-debian: where its corpus is indexed to find its questions' lines, when a "
+                             "state of one is not in --features yet (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print the summary, with every question's score, as JSON")
     args = parser.parse_args(argv)
     f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
@@ -247,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"| {layer} | {f(area)} |")
         return 0
     summary = run(features=args.features, out=None if args.no_write else args.out, cache=args.cache,
-                  threads=args.threads, layer=args.layer)
+                  threads=args.threads, layer=args.layer, debian=args.debian_index if args.with_debian else None)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -256,6 +374,11 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"({summary['questions']['tuning']} questions)")
         print(f"held-out offices: AUC {f(summary['auc_held_out'])} ({summary['questions']['held_out']} questions); "
               + ", ".join(f"{k} {f(v)}" for k, v in summary["held_out_offices"].items()))
+        if "debian" in summary:
+            print("Debian evaluation, AUC (its tuning splits each left out of the fit, its held-out one never fitted "
+                  "on): " + ", ".join(f"{k.removeprefix('debian-')} {f(v)}" for k, v in summary["debian"].items()))
+            print("  the same splits, fitted on the tuning offices alone: "
+                  + ", ".join(f"{k.removeprefix('debian-')} {f(v)}" for k, v in summary["debian_offices_only"].items()))
         if "written" in summary:
             print(f"probe written to {summary['written']}")
     return 0

@@ -80,3 +80,42 @@ def test_a_sweep_s_layers_are_read_as_a_range_or_a_list():
     for bad in ("9-3", "x", "-1", "3-"):
         with pytest.raises(argparse.ArgumentTypeError, match="not layers"):
             question_probe._layers(bad)
+
+
+def test_the_debian_evaluation_s_tuning_splits_are_fitted_on_and_its_held_out_one_is_reported(tmp_path):
+    offices = question_probe.questions()
+    # Every Debian question's state is already in the features file, so no corpus is indexed, no model loaded.
+    from bench.quotes import EVAL_ANSWERABLE, EVAL_UNANSWERABLE
+
+    asked = [(f"debian-{q['split']}", q["question"], path == EVAL_ANSWERABLE)
+             for path in (EVAL_UNANSWERABLE, EVAL_ANSWERABLE) for q in json.loads(path.read_text())["questions"]]
+    assert {o for o, _, _ in asked} == {"debian-tune", "debian-tune2", "debian-heldout"}
+    rng = np.random.default_rng(3)
+    features = tmp_path / "states.jsonl"
+    with features.open("w", encoding="utf-8") as out:
+        for it in offices:
+            lean = 2.0 if it["answerable"] else -2.0
+            out.write(_record(it, 18, rng.normal(size=5) + [lean, 0, 0, 0, 0]))
+        for n, (office, question, answerable) in enumerate(asked):
+            # The Debian questions lean on the second value: only a fit on their tuning splits can tell; the
+            # held-out split leans backwards, which that fit then scores backwards. One found nothing.
+            lean = 4.0 if answerable else -4.0
+            if office == "debian-heldout":
+                lean = -lean
+            state = None if n == 0 else (rng.normal(size=5) + [0, lean, 0, 0, 0]).tolist()
+            out.write(json.dumps({"office": office, "question": question, "answerable": answerable, "layer": 18,
+                                  "state": state}) + "\n")
+    assert len(question_probe.debian_items(features, layer=18, index=tmp_path / "no-index", cache=tmp_path,
+                                           threads=1, log=print)) == len(asked)
+    summary = question_probe.run(features=features, out=None, cache=tmp_path / "no-models", threads=1, layer=18,
+                                 debian=tmp_path / "no-index")
+    tuning = sum(o != "debian-heldout" for o, _, _ in asked)
+    assert summary["questions"] == {"tuning": 780, "held_out": 80, "debian_tuning": tuning - 1,
+                                    "debian_held_out": len(asked) - tuning}
+    assert set(summary["held_out_offices"]) == set(question_probe.HELD_OUT)
+    areas = summary["debian"]
+    assert areas["debian-tune"] > 0.75 and areas["debian-tune2"] > 0.75 and areas["debian-heldout"] < 0.25
+    # Fitted on the offices alone (the baseline of the same run), the Debian questions' lean is not learnt.
+    alone = summary["debian_offices_only"]
+    assert set(alone) == set(areas) and all(areas[s] > alone[s] + 0.2 for s in ("debian-tune", "debian-tune2"))
+    assert summary["auc_left_out_tuning"] > 0.9
