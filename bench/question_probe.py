@@ -18,7 +18,7 @@ that, and the tuning offices' when each is left out of the fit in turn.
 --with-debian fits on the Debian evaluation's tuning splits too (bench/data/eval_*.json: `tune` and `tune2`, 50
 answerable and 40 unanswerable questions), each with the four lines `ask` gives the probe for it (the corpus indexed
 into --debian-index and every question searched as `ask` searches, some 15-20 s a question the first time,
-`debian_questions`), and reports each tuning split's area left out of the fit and the held-out split's (never
+`debian_lines`), and reports each tuning split's area left out of the fit and the held-out split's (never
 fitted on). Tried, not what ships: leaving each tuning split out, the other one did not carry over to it (README
 "The Debian questions fitted on too").
 
@@ -31,6 +31,7 @@ probe. The features file then holds a state per question and layer (about 15 KB 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -78,28 +79,23 @@ def questions() -> list[dict[str, Any]]:
     return out
 
 
-def debian_questions(*, index: Path, cache: Path, threads: int,
-                     log: Callable[[str], None]) -> list[dict[str, Any]]:
-    """The Debian evaluation's questions (bench/data/eval_*.json, bench.quotes --eval) with the lines the probe
-    reads for each as `ask` gives them: the corpus indexed into `index`, the question searched as `ask` searches
-    (the chat model's ranking included), the passages cut to the answer's prompt, and the four lines of those
-    closest to it that rag.quotes.align puts to the probe. A question with no passage gets no lines (`ask` says
-    "not found" before the probe is read). Its office is "debian-" and its split; the held-out split
-    (DEBIAN_HELD_OUT) is reported, never fitted on. Some 15 s a question on 2 CPU cores, with the corpus's
-    indexing (about 2.5 minutes) first."""
+def debian_lines(items: Sequence[dict[str, Any]], *, index: Path, cache: Path, threads: int,
+                 log: Callable[[str], None]) -> None:
+    """Give each Debian item (`debian_items`) its "closest": the lines the probe reads for it as `ask` gives them.
+    The corpus is indexed into `index`, the question searched as `ask` searches (the chat model's ranking
+    included), the passages cut to the answer's prompt, and the four lines of those closest to it that
+    rag.quotes.align puts to the probe are kept. A question with no passage gets none (`ask` says "not found"
+    before the probe is read). Some 15 s a question on 2 CPU cores, with the corpus's indexing (about 2.5 minutes)
+    first."""
     import rag.answer as answer
     from bench import corpus
-    from bench.quotes import EVAL_ANSWERABLE, EVAL_UNANSWERABLE, eval_questions
+    from bench.quotes import eval_questions
     from bench.retrieval import WORKSPACE, index_corpus
     from inference.llm import LlamaCppModel
     from inference.models import CHECK_MODEL, DEFAULT_CHAT_MODEL, chat_model_path
     from rag.confirm import bounds_for
     from rag.quotes import align
     from rag.service import Hearth, HearthConfig
-
-    split = {q["id"]: q["split"] for path in (EVAL_ANSWERABLE, EVAL_UNANSWERABLE)
-             for q in json.loads(path.read_text(encoding="utf-8"))["questions"]}
-    asked, answers = eval_questions("all")
 
     class Lines:  # stands in for rag.confirm.AnswerCheck: keeps the lines align would have the probe read
         bounds = bounds_for(CHECK_MODEL)
@@ -112,35 +108,34 @@ def debian_questions(*, index: Path, cache: Path, threads: int,
             self.read = list(lines)
 
     chat = LlamaCppModel(chat_model_path(DEFAULT_CHAT_MODEL, cache), n_ctx=4096, n_threads=threads)
-    items = []
     try:
         hearth = Hearth(HearthConfig(data_dir=index, n_threads=threads, embed_threads=threads), chat_model=chat)
-        index_corpus(hearth, corpus.documents(log=log, which=corpus.EVAL), asked, log=log)
-        for q in asked:
-            hits = [h for h in hearth.search(q.question, k=5, workspace=WORKSPACE, likely=True)
+        index_corpus(hearth, corpus.documents(log=log, which=corpus.EVAL), eval_questions("all")[0], log=log)
+        for n, it in enumerate(items, 1):
+            question = it["question"]
+            hits = [h for h in hearth.search(question, k=5, workspace=WORKSPACE, likely=True)
                     if h.score >= hearth.config.min_score]
             lines = Lines()
             if hits:
-                prompt = answer.build_prompt(q.question, hits, n_ctx=chat.n_ctx, count_prompt=chat.count_prompt,
+                prompt = answer.build_prompt(question, hits, n_ctx=chat.n_ctx, count_prompt=chat.count_prompt,
                                              count_tokens=chat.count_tokens,
                                              max_passage_tokens=hearth.config.max_passage_tokens)
-                align("I don't know.", q.question, prompt.passages, embedder=hearth.embedder,
-                      rarity=hearth.store.rarity(q.question), check=lines)
-            items.append({"office": f"debian-{split[q.id]}", "tuning": split[q.id] != DEBIAN_HELD_OUT,
-                          "question": q.question, "answerable": bool(answers.get(q.id)),
-                          "closest": [" ".join(line.split()) for line in lines.read]})
-            log(f"[debian {len(items)}/{len(asked)}] {len(lines.read)} lines: {q.question}")
+                align("I don't know.", question, prompt.passages, embedder=hearth.embedder,
+                      rarity=hearth.store.rarity(question), check=lines)
+            it["closest"] = [" ".join(line.split()) for line in lines.read]
+            log(f"[debian {n}/{len(items)}] {len(lines.read)} lines: {question}")
     finally:
         chat.close()
-    return items
 
 
 def read_states(items: Sequence[dict[str, Any]], features: Path, *, layers: Sequence[int | None], cache: Path,
-                threads: int, log: Callable[[str], None]) -> dict[int | None, dict[tuple[str, str], list[float] | None]]:
+                threads: int, log: Callable[[str], None],
+                find_lines: Callable[[list[dict[str, Any]]], None] | None = None,
+                ) -> dict[int | None, dict[tuple[str, str], list[float] | None]]:
     """Each question's hidden state at each of `layers` (None: the last, after its norm), from --features or read
     now (and added to it): the numbered layers a question lacks are read together, in one reading of its prompt.
     An item's "closest" lines, when it has them, are read instead of its office's lines closest to it; with none
-    (nothing found for it), its state is None."""
+    (nothing found for it), its state is None. Items with neither, to be read, get theirs from `find_lines` first."""
     states: dict[int | None, dict[tuple[str, str], list[float] | None]] = {layer: {} for layer in layers}
     if features.is_file():
         for line in features.read_text(encoding="utf-8").splitlines():
@@ -151,6 +146,9 @@ def read_states(items: Sequence[dict[str, Any]], features: Path, *, layers: Sequ
     todo = [it for it in items if any((it["office"], it["question"]) not in states[layer] for layer in layers)]
     if not todo:
         return states
+    lineless = [it for it in todo if "lines" not in it and "closest" not in it]
+    if lineless and find_lines is not None:
+        find_lines(lineless)
     from inference.llm import LlamaCppModel
     from inference.models import CHECK_MODEL, chat_model_path
     from rag.confirm import QUESTION_LINES, lines_prompt
@@ -224,10 +222,11 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: i
     from inference.models import CHECK_MODEL
     from rag.probe import fit
 
-    items = questions()
-    if debian is not None:
-        items += debian_items(features, layer=layer, index=debian, cache=cache, threads=threads, log=log)
-    states = read_states(items, features, layers=[layer], cache=cache, threads=threads, log=log)[layer]
+    items = questions() + (debian_items() if debian is not None else [])
+    find_lines = None if debian is None else functools.partial(debian_lines, index=debian, cache=cache,
+                                                                threads=threads, log=log)
+    states = read_states(items, features, layers=[layer], cache=cache, threads=threads, log=log,
+                         find_lines=find_lines)[layer]
     items = [it for it in items if states[(it["office"], it["question"])] is not None]  # no lines: not read
     x = np.array([states[(it["office"], it["question"])] for it in items])
     y, tuning, offices = _labels(items)
@@ -236,7 +235,6 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: i
     left_out = _left_out(x, y, tuning, offices, layer=layer)
     probe = fit(x[tuning], y[tuning], model=CHECK_MODEL, layer=layer)
     held = np.array([probe.score(s) for s in x])
-    groups = list(dict.fromkeys(offices))
     summary = {
         "layer": layer,
         "questions": {"tuning": int((tuning & office).sum()), "held_out": int((~tuning & office).sum()),
@@ -245,15 +243,15 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: i
         "auc_left_out_tuning": _area(left_out, y, tuning & office),
         "auc_held_out": _area(held, y, ~tuning & office),
         "held_out_offices": {name: _area(held, y, np.array([o == name for o in offices]))
-                             for name in groups if name not in (o for o, t in zip(offices, tuning, strict=True) if t)
-                             and not name.startswith("debian-")},
+                             for name in dict.fromkeys(o for o, t, f in zip(offices, tuning, office, strict=True)
+                                                       if f and not t)},
         "scores": {f"{o}|{it['question']}": float(left_out[i] if tuning[i] else held[i])
                    for i, (o, it) in enumerate(zip(offices, items, strict=True))},
     }
     if debian is not None:  # each tuning split left out of the fit in turn; the held-out one by the fit written
         summary["debian"] = {name: _area(left_out if name != f"debian-{DEBIAN_HELD_OUT}" else held, y,
                                          np.array([o == name for o in offices]))
-                             for name in groups if name.startswith("debian-")}
+                             for name in dict.fromkeys(o for o in offices if o.startswith("debian-"))}
         # The baseline, in the same run: every split scored by the fit on the tuning offices alone (what ships).
         alone = fit(x[tuning & office], y[tuning & office], model=CHECK_MODEL, layer=layer)
         scored = np.array([alone.score(s) for s in x])
@@ -265,24 +263,16 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: i
     return summary
 
 
-def debian_items(features: Path, *, layer: int | None, index: Path, cache: Path, threads: int,
-                 log: Callable[[str], None]) -> list[dict[str, Any]]:
-    """The Debian evaluation's questions as items: their lines are found (`debian_questions`: the corpus indexed
-    and every question searched) only when --features lacks a state of one at `layer`."""
+def debian_items() -> list[dict[str, Any]]:
+    """The Debian evaluation's questions (bench/data/eval_*.json, bench.quotes --eval) as items: office "debian-"
+    and its split, the held-out split (DEBIAN_HELD_OUT) never fitted on. Their lines are found (`debian_lines`)
+    only for those whose state is not in --features yet."""
     from bench.quotes import EVAL_ANSWERABLE, EVAL_UNANSWERABLE
 
-    known = set()
-    if features.is_file():
-        for line in features.read_text(encoding="utf-8").splitlines():
-            if line.strip() and (d := json.loads(line)).get("layer") == layer:
-                known.add((d["office"], d["question"]))
-    items = [{"office": f"debian-{q['split']}", "tuning": q["split"] != DEBIAN_HELD_OUT, "question": q["question"],
-              "answerable": path == EVAL_ANSWERABLE}
-             for path in (EVAL_UNANSWERABLE, EVAL_ANSWERABLE)
-             for q in json.loads(path.read_text(encoding="utf-8"))["questions"]]
-    if all((it["office"], it["question"]) in known for it in items):
-        return items
-    return debian_questions(index=index, cache=cache, threads=threads, log=log)
+    return [{"office": f"debian-{q['split']}", "tuning": q["split"] != DEBIAN_HELD_OUT, "question": q["question"],
+             "answerable": path == EVAL_ANSWERABLE}
+            for path in (EVAL_UNANSWERABLE, EVAL_ANSWERABLE)
+            for q in json.loads(path.read_text(encoding="utf-8"))["questions"]]
 
 
 def sweep(*, features: Path, cache: Path, threads: int, layers: Sequence[int],

@@ -105,8 +105,7 @@ def test_the_debian_evaluation_s_tuning_splits_are_fitted_on_and_its_held_out_on
             state = None if n == 0 else (rng.normal(size=5) + [0, lean, 0, 0, 0]).tolist()
             out.write(json.dumps({"office": office, "question": question, "answerable": answerable, "layer": 18,
                                   "state": state}) + "\n")
-    assert len(question_probe.debian_items(features, layer=18, index=tmp_path / "no-index", cache=tmp_path,
-                                           threads=1, log=print)) == len(asked)
+    assert len(question_probe.debian_items()) == len(asked)
     summary = question_probe.run(features=features, out=None, cache=tmp_path / "no-models", threads=1, layer=18,
                                  debian=tmp_path / "no-index")
     tuning = sum(o != "debian-heldout" for o, _, _ in asked)
