@@ -3,6 +3,7 @@
     python -m bench.question_probe [--layer N|last] [--features FILE] [--out FILE] [--cache DIR] [--threads N]
                                    [--with-debian [--debian-index DIR]] [--json]
     python -m bench.question_probe --sweep A-B [--features FILE] [--cache DIR] [--threads N] [--json]
+    python -m bench.question_probe --coverage [--with-debian [--debian-index DIR]] [--cache DIR] [--json]
 
 For every question of bench/data/office_notes.json, the four lines of its office's notes closest to it (the
 embedder's similarity; headings left out) are put to the larger built-in model as rag.confirm.lines_prompt
@@ -26,6 +27,13 @@ fitted on). Tried, not what ships: leaving each tuning split out, the other one 
 LlamaCppModel.layer_states; about 2.5 s a question for twenty layers) and prints each layer's tuning-office AUC,
 each office left out in turn, which is how rag.probe.LAYER was chosen; it scores no held-out office and writes no
 probe. The features file then holds a state per question and layer (about 15 KB each).
+
+--coverage reads no state: for every answerable question it counts whether its first 4, 6 and 8 lines hold the
+phrase a right reply holds, ranked as rag.quotes.align ranks the lines it puts to the probe (the embedder alone)
+and as the quotes shown are ranked (rag.quotes._question_scores), among the questions whose lines hold it at all:
+the offices' over all their notes' lines, as the probe is fitted (a minute), and with --with-debian the Debian
+questions' over their passages' lines, as `ask` finds them (some 10 s a question). README "The lines the probe
+reads".
 """
 
 from __future__ import annotations
@@ -33,9 +41,10 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,23 +88,46 @@ def questions() -> list[dict[str, Any]]:
     return out
 
 
-def debian_lines(items: Sequence[dict[str, Any]], *, index: Path, cache: Path, threads: int,
-                 log: Callable[[str], None]) -> None:
-    """Give each Debian item (`debian_items`) its "closest": the lines the probe reads for it as `ask` gives them.
-    The corpus is indexed into `index`, the question searched as `ask` searches (the chat model's ranking
-    included), the passages cut to the answer's prompt, and the four lines of those closest to it that
-    rag.quotes.align puts to the probe are kept. A question with no passage gets none (`ask` says "not found"
-    before the probe is read). Some 15 s a question on 2 CPU cores, with the corpus's indexing (about 2.5 minutes)
-    first."""
+def debian_passages(items: Sequence[dict[str, Any]], *, index: Path, cache: Path, threads: int,
+                    log: Callable[[str], None]) -> Iterator[tuple[dict[str, Any], Any, list[Any]]]:
+    """Each Debian item (`debian_items`) with the Hearth its corpus is indexed in (into `index`) and the passages
+    `ask` gives the model for it: the question searched as `ask` searches (the chat model's ranking included), the
+    passages over the score floor cut to the answer's prompt; none when nothing is found. Some 8-15 s a question on
+    2 CPU cores, with the corpus's indexing (about 2.5 minutes) first."""
     import rag.answer as answer
     from bench import corpus
     from bench.quotes import eval_questions
     from bench.retrieval import WORKSPACE, index_corpus
     from inference.llm import LlamaCppModel
-    from inference.models import CHECK_MODEL, DEFAULT_CHAT_MODEL, chat_model_path
+    from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
+    from rag.service import Hearth, HearthConfig
+
+    chat = LlamaCppModel(chat_model_path(DEFAULT_CHAT_MODEL, cache), n_ctx=4096, n_threads=threads)
+    try:
+        hearth = Hearth(HearthConfig(data_dir=index, n_threads=threads, embed_threads=threads), chat_model=chat)
+        index_corpus(hearth, corpus.documents(log=log, which=corpus.EVAL), eval_questions("all")[0], log=log)
+        for it in items:
+            question = it["question"]
+            hits = [h for h in hearth.search(question, k=5, workspace=WORKSPACE, likely=True)
+                    if h.score >= hearth.config.min_score]
+            passages: list[Any] = []
+            if hits:
+                passages = answer.build_prompt(question, hits, n_ctx=chat.n_ctx, count_prompt=chat.count_prompt,
+                                               count_tokens=chat.count_tokens,
+                                               max_passage_tokens=hearth.config.max_passage_tokens).passages
+            yield it, hearth, passages
+    finally:
+        chat.close()
+
+
+def debian_lines(items: Sequence[dict[str, Any]], *, index: Path, cache: Path, threads: int,
+                 log: Callable[[str], None]) -> None:
+    """Give each Debian item (`debian_items`) its "closest": the lines the probe reads for it as `ask` gives them,
+    the four lines of its passages (`debian_passages`) that rag.quotes.align puts to the probe. A question with no
+    passage gets none (`ask` says "not found" before the probe is read)."""
+    from inference.models import CHECK_MODEL
     from rag.confirm import bounds_for
     from rag.quotes import align
-    from rag.service import Hearth, HearthConfig
 
     class Lines:  # stands in for rag.confirm.AnswerCheck: keeps the lines align would have the probe read
         bounds = bounds_for(CHECK_MODEL)
@@ -107,25 +139,105 @@ def debian_lines(items: Sequence[dict[str, Any]], *, index: Path, cache: Path, t
         def lines_answer(self, question: str, lines: Sequence[str]) -> None:
             self.read = list(lines)
 
-    chat = LlamaCppModel(chat_model_path(DEFAULT_CHAT_MODEL, cache), n_ctx=4096, n_threads=threads)
-    try:
-        hearth = Hearth(HearthConfig(data_dir=index, n_threads=threads, embed_threads=threads), chat_model=chat)
-        index_corpus(hearth, corpus.documents(log=log, which=corpus.EVAL), eval_questions("all")[0], log=log)
-        for n, it in enumerate(items, 1):
-            question = it["question"]
-            hits = [h for h in hearth.search(question, k=5, workspace=WORKSPACE, likely=True)
-                    if h.score >= hearth.config.min_score]
-            lines = Lines()
-            if hits:
-                prompt = answer.build_prompt(question, hits, n_ctx=chat.n_ctx, count_prompt=chat.count_prompt,
-                                             count_tokens=chat.count_tokens,
-                                             max_passage_tokens=hearth.config.max_passage_tokens)
-                align("I don't know.", question, prompt.passages, embedder=hearth.embedder,
-                      rarity=hearth.store.rarity(question), check=lines)
-            it["closest"] = [" ".join(line.split()) for line in lines.read]
-            log(f"[debian {n}/{len(items)}] {len(lines.read)} lines: {question}")
-    finally:
-        chat.close()
+    found = debian_passages(items, index=index, cache=cache, threads=threads, log=log)
+    for n, (it, hearth, passages) in enumerate(found, 1):
+        lines = Lines()
+        if passages:
+            align("I don't know.", it["question"], passages, embedder=hearth.embedder,
+                  rarity=hearth.store.rarity(it["question"]), check=lines)
+        it["closest"] = [" ".join(line.split()) for line in lines.read]
+        log(f"[debian {n}/{len(items)}] {len(lines.read)} lines: {it['question']}")
+
+
+RANKINGS = ("embedder", "quotes")  # the lines the probe reads (rag.quotes.align) and the quotes' ranking
+COVERAGE_LINES = (4, 6, 8)  # how many of the best-ranked lines are looked at
+
+
+def ranked_lines(question: str, units: Sequence[Any], vectors: np.ndarray, q_vec: np.ndarray, ranking: str,
+                 *, headings: Sequence[bool] = ()) -> list[str]:
+    """The units' (rag.quotes' `_Unit`) texts, best first, each once: by the embedder's similarity to the question
+    alone (`embedder`: how rag.quotes.align ranks the lines it puts to the probe) or by the ranking of the lines
+    that answer the question (`quotes`: rag.quotes._question_scores, the meaning, the question's rare words, and
+    a small lead for the better-ranked passages, as the quotes shown are picked). Units marked in `headings` are
+    scored with the others but left out, as both rankings leave a passage's headings out."""
+    from rag.quotes import _question_scores, _terms
+
+    if ranking == "embedder":
+        scores = vectors @ q_vec
+    elif ranking == "quotes":
+        scores = _question_scores(question, units, vectors, [_terms(u.text) for u in units], q_vec)
+    else:
+        raise ValueError(f"unknown ranking {ranking!r} (one of {', '.join(RANKINGS)})")
+    skip = set(np.flatnonzero(headings)) if len(headings) else set()
+    return list(dict.fromkeys(" ".join(units[int(j)].text.split()) for j in np.argsort(-scores, kind="stable")
+                              if int(j) not in skip))
+
+
+def holds(lines: Sequence[str], phrases: Sequence[str]) -> bool:
+    """Whether the lines, read together, hold one of the phrases (case and spacing aside)."""
+    text = " ".join(" ".join(lines).split()).casefold()
+    return any(" ".join(p.split()).casefold() in text for p in phrases)
+
+
+def coverage(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per set: its answerable questions whose answer is in their lines at all ("in_lines"), and how many of those
+    hold it in their first k lines by each ranking. Each row: "set", "phrases", and "ranked" ({ranking: lines})."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        entry = out.setdefault(row["set"], {"answerable": 0, "in_lines": 0,
+                                            **{r: dict.fromkeys(map(str, COVERAGE_LINES), 0) for r in RANKINGS}})
+        entry["answerable"] += 1
+        if not holds(row["ranked"][RANKINGS[0]], row["phrases"]):
+            continue  # the answer is nowhere in its lines (a Debian question whose passages lack it)
+        entry["in_lines"] += 1
+        for ranking in RANKINGS:
+            for k in COVERAGE_LINES:
+                entry[ranking][str(k)] += holds(row["ranked"][ranking][:k], row["phrases"])
+    return out
+
+
+def coverage_rows(*, cache: Path, threads: int, debian: Path | None,
+                  log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> list[dict[str, Any]]:
+    """Every answerable question's lines, ranked both ways (`ranked_lines`): an office's over all its notes' lines
+    (as the probe is fitted), and with `debian` (its index folder) each Debian question's over the lines of the
+    passages `ask` gives the model (`debian_passages`), as rag.quotes.align cuts them (headings left out)."""
+    from rag.quotes import _is_heading, _passage_units, _Unit
+    from rag.service import Hearth, HearthConfig
+
+    office = json.loads(OFFICES.read_text(encoding="utf-8"))["offices"]
+    phrase = {(o["name"], q): p for o in office for q, p in o["answerable"]}
+    rows: list[dict[str, Any]] = []
+    embedder = Hearth(HearthConfig(data_dir=cache / "replay", n_threads=threads, embed_threads=threads)).embedder
+    vectors: dict[str, np.ndarray] = {}
+    for it in (it for it in questions() if it["answerable"]):
+        if it["office"] not in vectors:
+            vectors = {it["office"]: embedder.embed(it["lines"])}
+        units = [_Unit(1, line, 0, len(line)) for line in it["lines"]]
+        q_vec = embedder.embed_query([it["question"]])[0]
+        rows.append({"set": "offices" if it["tuning"] else "held-out offices", "question": it["question"],
+                     "phrases": [phrase[(it["office"], it["question"])]],
+                     "ranked": {r: ranked_lines(it["question"], units, vectors[it["office"]], q_vec, r)
+                                for r in RANKINGS}})
+    if debian is None:
+        return rows
+    from bench.quotes import EVAL_ANSWERABLE
+
+    gold = {q["question"]: q["answer"] for q in json.loads(EVAL_ANSWERABLE.read_text(encoding="utf-8"))["questions"]}
+    items = [it for it in debian_items() if it["answerable"]]
+    for n, (it, hearth, passages) in enumerate(debian_passages(items, index=debian, cache=cache, threads=threads,
+                                                                log=log), 1):
+        units = [_Unit(i, h.text[a:b], h.start + a, h.start + b) for i, h in enumerate(passages, 1)
+                 for a, b in _passage_units(h) if len(re.findall(r"\w+", h.text[a:b])) >= 3]
+        headings = [_is_heading(u, passages) for u in units]
+        ranked: dict[str, list[str]] = dict.fromkeys(RANKINGS, [])
+        if units:
+            vecs = hearth.embedder.embed([u.text for u in units] + [it["question"]])
+            ranked = {r: ranked_lines(it["question"], units, vecs[:-1], vecs[-1], r, headings=headings)
+                      for r in RANKINGS}
+        rows.append({"set": it["office"], "question": it["question"], "phrases": gold[it["question"]],
+                     "ranked": ranked})
+        log(f"[debian {n}/{len(items)}] {len(units)} lines: {it['question']}")
+    return rows
 
 
 def read_states(items: Sequence[dict[str, Any]], features: Path, *, layers: Sequence[int | None], cache: Path,
@@ -340,9 +452,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--debian-index", type=Path, default=Path(".data/bench-eval-index"), metavar="DIR",
                         help="with --with-debian: where its corpus is indexed to find its questions' lines, when a "
                              "state of one is not in --features yet (default: %(default)s)")
+    parser.add_argument("--coverage", action="store_true",
+                        help="instead of fitting: how often the lines the probe reads hold a right reply's phrase, "
+                             "against the quotes' ranking, for 4, 6 and 8 lines (reads no state, fits nothing)")
     parser.add_argument("--json", action="store_true", help="print the summary, with every question's score, as JSON")
     args = parser.parse_args(argv)
     f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    if args.coverage:
+        covered = coverage(coverage_rows(cache=args.cache, threads=args.threads,
+                                         debian=args.debian_index if args.with_debian else None))
+        if args.json:
+            print(json.dumps(covered, indent=2))
+        else:
+            print("answerable questions whose first k lines hold the answer, of those whose lines hold it at all:")
+            print("| set | answerable | answer in its lines | "
+                  + " | ".join(f"{r} {k}" for r in RANKINGS for k in COVERAGE_LINES) + " |")
+            print("|---" * (3 + len(RANKINGS) * len(COVERAGE_LINES)) + "|")
+            for name, c in covered.items():
+                print(f"| {name} | {c['answerable']} | {c['in_lines']} | "
+                      + " | ".join(str(c[r][str(k)]) for r in RANKINGS for k in COVERAGE_LINES) + " |")
+        return 0
     if args.sweep:
         swept = sweep(features=args.features, cache=args.cache, threads=args.threads, layers=args.sweep)
         if args.json:

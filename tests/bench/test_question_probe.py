@@ -118,3 +118,36 @@ def test_the_debian_evaluation_s_tuning_splits_are_fitted_on_and_its_held_out_on
     alone = summary["debian_offices_only"]
     assert set(alone) == set(areas) and all(areas[s] > alone[s] + 0.2 for s in ("debian-tune", "debian-tune2"))
     assert summary["auc_left_out_tuning"] > 0.9
+
+
+def test_lines_are_ranked_by_the_embedder_alone_or_as_the_quotes_are_and_their_coverage_counted():
+    from rag.quotes import _Unit
+
+    texts = ["The canteen opens at noon.", "# Canteen", "Lunch vouchers are issued by Mirela on Mondays.",
+             "The canteen is on the ground floor."]
+    units = [_Unit(1, t, 0, len(t)) for t in texts]
+    # The embedder puts the floor line first; the quotes' ranking adds the question's rare words ("vouchers"),
+    # so the vouchers line comes first there. The heading is scored with the others but never listed.
+    vectors = np.array([[0.6, 0.8], [1.0, 0.0], [0.5, 0.866], [0.7, 0.714]])
+    q_vec = np.array([1.0, 0.0])
+    question = "Who issues lunch vouchers?"
+    headings = [False, True, False, False]
+    by_embedder = question_probe.ranked_lines(question, units, vectors, q_vec, "embedder", headings=headings)
+    by_quotes = question_probe.ranked_lines(question, units, vectors, q_vec, "quotes", headings=headings)
+    assert by_embedder == [texts[3], texts[0], texts[2]]
+    assert by_quotes[0] == texts[2] and sorted(by_quotes) == sorted(by_embedder)
+    with pytest.raises(ValueError, match="unknown ranking"):
+        question_probe.ranked_lines(question, units, vectors, q_vec, "alphabet")
+
+    assert question_probe.holds(["Lunch vouchers are issued by  MIRELA on", "Mondays."], ["mirela on mondays"])
+    assert not question_probe.holds(by_embedder[:2], ["Mirela"])
+    rows = [{"set": "offices", "phrases": ["Mirela"], "ranked": {"embedder": by_embedder, "quotes": by_quotes}},
+            {"set": "offices", "phrases": ["ground floor"], "ranked": {"embedder": by_embedder, "quotes": by_quotes}},
+            # A question whose lines lack its answer altogether is counted as answerable, not as covered.
+            {"set": "debian-tune", "phrases": ["1994"], "ranked": {"embedder": by_embedder, "quotes": by_quotes}}]
+    covered = question_probe.coverage(rows)
+    assert covered["offices"]["answerable"] == 2 and covered["offices"]["in_lines"] == 2
+    # All three lines fit in the first four, whichever the ranking; the counts are per k of COVERAGE_LINES.
+    assert covered["offices"]["embedder"] == covered["offices"]["quotes"] == {"4": 2, "6": 2, "8": 2}
+    assert covered["debian-tune"] == {"answerable": 1, "in_lines": 0, "embedder": {"4": 0, "6": 0, "8": 0},
+                                      "quotes": {"4": 0, "6": 0, "8": 0}}
