@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -80,11 +79,12 @@ def questions() -> list[dict[str, Any]]:
     out = []
     for office in offices:
         lines = [line for text in office["notes"].values() for line in note_lines(text)]
-        asked = [(q, True) for q, _ in office["answerable"]]
-        asked += [(q[0] if isinstance(q, list) else q, False) for q in office["unanswerable"]]
+        asked = [(q, [p]) for q, p in office["answerable"]]
+        asked += [(q[0] if isinstance(q, list) else q, None) for q in office["unanswerable"]]
         tuning = office["name"] not in HELD_OUT
-        out += [{"office": office["name"], "tuning": tuning, "question": q, "answerable": a, "lines": lines}
-                for q, a in asked]
+        out += [{"office": office["name"], "tuning": tuning, "question": q, "answerable": p is not None,
+                 "phrases": p or [], "lines": lines}
+                for q, p in asked]
     return out
 
 
@@ -201,11 +201,9 @@ def coverage_rows(*, cache: Path, threads: int, debian: Path | None,
     """Every answerable question's lines, ranked both ways (`ranked_lines`): an office's over all its notes' lines
     (as the probe is fitted), and with `debian` (its index folder) each Debian question's over the lines of the
     passages `ask` gives the model (`debian_passages`), as rag.quotes.align cuts them (headings left out)."""
-    from rag.quotes import _is_heading, _passage_units, _Unit
+    from rag.quotes import _is_heading, _units, _Unit
     from rag.service import Hearth, HearthConfig
 
-    office = json.loads(OFFICES.read_text(encoding="utf-8"))["offices"]
-    phrase = {(o["name"], q): p for o in office for q, p in o["answerable"]}
     rows: list[dict[str, Any]] = []
     embedder = Hearth(HearthConfig(data_dir=cache / "replay", n_threads=threads, embed_threads=threads)).embedder
     vectors: dict[str, np.ndarray] = {}
@@ -215,26 +213,22 @@ def coverage_rows(*, cache: Path, threads: int, debian: Path | None,
         units = [_Unit(1, line, 0, len(line)) for line in it["lines"]]
         q_vec = embedder.embed_query([it["question"]])[0]
         rows.append({"set": "offices" if it["tuning"] else "held-out offices", "question": it["question"],
-                     "phrases": [phrase[(it["office"], it["question"])]],
+                     "phrases": it["phrases"],
                      "ranked": {r: ranked_lines(it["question"], units, vectors[it["office"]], q_vec, r)
                                 for r in RANKINGS}})
     if debian is None:
         return rows
-    from bench.quotes import EVAL_ANSWERABLE
-
-    gold = {q["question"]: q["answer"] for q in json.loads(EVAL_ANSWERABLE.read_text(encoding="utf-8"))["questions"]}
     items = [it for it in debian_items() if it["answerable"]]
     for n, (it, hearth, passages) in enumerate(debian_passages(items, index=debian, cache=cache, threads=threads,
                                                                 log=log), 1):
-        units = [_Unit(i, h.text[a:b], h.start + a, h.start + b) for i, h in enumerate(passages, 1)
-                 for a, b in _passage_units(h) if len(re.findall(r"\w+", h.text[a:b])) >= 3]
+        units = _units(passages)
         headings = [_is_heading(u, passages) for u in units]
         ranked: dict[str, list[str]] = dict.fromkeys(RANKINGS, [])
         if units:
             vecs = hearth.embedder.embed([u.text for u in units] + [it["question"]])
             ranked = {r: ranked_lines(it["question"], units, vecs[:-1], vecs[-1], r, headings=headings)
                       for r in RANKINGS}
-        rows.append({"set": it["office"], "question": it["question"], "phrases": gold[it["question"]],
+        rows.append({"set": it["office"], "question": it["question"], "phrases": it["phrases"],
                      "ranked": ranked})
         log(f"[debian {n}/{len(items)}] {len(units)} lines: {it['question']}")
     return rows
@@ -382,7 +376,7 @@ def debian_items() -> list[dict[str, Any]]:
     from bench.quotes import EVAL_ANSWERABLE, EVAL_UNANSWERABLE
 
     return [{"office": f"debian-{q['split']}", "tuning": q["split"] != DEBIAN_HELD_OUT, "question": q["question"],
-             "answerable": path == EVAL_ANSWERABLE}
+             "answerable": path == EVAL_ANSWERABLE, "phrases": q.get("answer", [])}
             for path in (EVAL_UNANSWERABLE, EVAL_ANSWERABLE)
             for q in json.loads(path.read_text(encoding="utf-8"))["questions"]]
 

@@ -227,6 +227,16 @@ def _passage_units(hit: Hit) -> list[tuple[int, int]]:
     return out
 
 
+def _units(hits: Sequence[Hit]) -> list[_Unit]:
+    """The passages' lines that are quoted and matched against (three words or more), numbered from passage 1."""
+    return [
+        _Unit(i, h.text[s:e], h.start + s, h.start + e)
+        for i, h in enumerate(hits, 1)
+        for s, e in _passage_units(h)
+        if len(re.findall(r"\w+", h.text[s:e])) >= 3
+    ]
+
+
 def _overlap(claim: set[str], unit: set[str]) -> float:
     """Share of the claim's content words found in the unit; numbers weigh double."""
     if not claim:
@@ -295,12 +305,7 @@ def align(
     With `check` as well, a reply the rule lets stand is also given up when the model, shown the line closest
     to each of its sentences, says none of them gives it (rag/confirm.py); English questions only.
     """
-    units = [
-        _Unit(i, h.text[s:e], h.start + s, h.start + e)
-        for i, h in enumerate(hits, 1)
-        for s, e in _passage_units(h)
-        if len(re.findall(r"\w+", h.text[s:e])) >= 3
-    ]
+    units = _units(hits)
     clean = _CITE.sub("", answer).strip()
     sentences = [clean[s:e] for s, e in split_units(clean)]
     emptied = {_CITE.sub("", answer[s:e]).strip() for s, e in split_units(answer) if _EMPTY_SLOT.search(answer[s:e])}
