@@ -2,6 +2,7 @@
 keep a right reply where they do? (#23, README "Not found is an answer")
 
     python -m bench.office_notes [--json] [--offices NAME,...] [--threads N] [--details FILE] [--cache DIR]
+                                 [--probe shipped|left-out [--features FILE]]
 
 bench/data/office_notes.json holds forty-three fictional offices, each five short notes with ten questions they
 answer (with a phrase a right reply holds) and ten about the same office they do not. The first two are the ones
@@ -29,7 +30,15 @@ is within the bars of #23's hidden check, scaled from its five questions of each
 most 2 answerable withheld, at least 6 right by the reply, at most 2 unanswerable answered). About 22 s a question
 on 2 CPU cores with the larger checker, some five hours for all forty-three. The table goes to stdout
 (JSON with --json), progress to stderr; --details writes one JSON line per question (the reply, what was
-shown, what the not-found rule weighed, the model's check, and the passages).
+shown, what the not-found rule weighed, the model's check, the probe's score and what it changed, the quotes
+shown, and the passages; `python -m bench.replay_ideas bounds FILE` replays the probe's bounds on them).
+
+The probe that reads the question's lines (rag/probe.py) was fitted on every office but the twenty-sixth to
+twenty-ninth, so on any other office it reads questions it was fitted on, and that office's figures flatter it.
+--probe left-out scores each such office with a probe fitted on the other tuning offices instead (from the states
+bench.question_probe keeps in --features; a few seconds an office), as an office nobody fitted on would be scored:
+the figures its bounds can be chosen on without the held-out offices. A held-out office is scored by the probe that
+ships either way.
 """
 
 from __future__ import annotations
@@ -77,10 +86,10 @@ def load(path: Path = DATA) -> list[Office]:
 
 def run_office(office: Office, model: Any, root: Path, *, threads: int | None, details: IO[str] | None = None,
                log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
-               checker: tuple[str, Any] | None = None) -> dict[str, Any]:
+               checker: tuple[str, Any] | None = None, probe: Any = None) -> dict[str, Any]:
     """Index one office into a fresh data folder under `root` and ask all its questions; returns its counts.
     `checker`: the name and loaded model that check answers' lines, as Hearth would load them (None: the chat
-    model checks)."""
+    model checks); `probe`: the probe that reads the question's lines (None: the one that ships)."""
     from rag.components import CHECK_WITH_CHAT
     from rag.service import Hearth, HearthConfig
 
@@ -90,7 +99,7 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
         (folder / name).write_text(text, encoding="utf-8")
     config = HearthConfig(data_dir=root / office.name / "data", n_threads=threads, embed_threads=threads,
                           check_model=checker[0] if checker else CHECK_WITH_CHAT)
-    hearth = Hearth(config, chat_model=model, check_model=checker[1] if checker else None)
+    hearth = Hearth(config, chat_model=model, check_model=checker[1] if checker else None, probe=probe)
     bounds = hearth.answer_check().bounds
     report = hearth.ingest([folder])
     if report.added != len(office.notes):
@@ -139,6 +148,10 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
                 # the larger model on the question's closest lines, and what it changed (rag.quotes.align)
                 "question_verdict": support.question_verdict if support is not None else None,
                 "question_changed": support.question_changed if support is not None else None,
+                "probe_left_out": probe is not None,
+                # the quotes shown: for "not found" the lines closest to the question, those that would stand in
+                # for the reply were the probe's bounds to let them (a replay of other bounds reads them)
+                "quotes": [q.text for q in support.quotes] if support is not None else [],
                 # What re-aligning the reply offline needs, as bench.quotes --details keeps it.
                 "rarity": hearth.store.rarity(question),
                 "passages": [_hit_json(h) for h in out.sources],
@@ -150,9 +163,10 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
 
 def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details: IO[str] | None = None,
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
-        check_model: str | None = None) -> dict[str, Any]:
+        check_model: str | None = None, probes: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every office in turn, with one chat model; the summary with each office's counts and their sum.
-    `check_model`: HearthConfig.check_model ("chat": the chat model checks answers; None: as Hearth chooses)."""
+    `check_model`: HearthConfig.check_model ("chat": the chat model checks answers; None: as Hearth chooses);
+    `probes`: by office, the probe that reads its questions' lines instead of the one that ships."""
     from inference.llm import LlamaCppModel
     from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
     from rag.components import check_model_name
@@ -164,11 +178,14 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
     name = check_model_name(HearthConfig(data_dir=cache, check_model=check_model))
     checker = (name, LlamaCppModel(chat_model_path(name, cache), n_ctx=1024, n_threads=threads or 2)) if name else None
     summary["check_model"] = name or DEFAULT_CHAT_MODEL
+    probes = probes or {}
+    summary["probe_left_out"] = sorted(probes)  # the offices scored by a probe fitted without them
     try:
         with tempfile.TemporaryDirectory(prefix="hearth-office-") as tmp:
             for office in offices:
                 summary["offices"][office.name] = run_office(office, model, Path(tmp), threads=threads,
-                                                             details=details, log=log, checker=checker)
+                                                             details=details, log=log, checker=checker,
+                                                             probe=probes.get(office.name))
     finally:
         model.close()
         if checker:
@@ -222,6 +239,9 @@ def format_table(summary: dict[str, Any]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     m = summary["machine"]
     lines.append(f"answers checked by: {summary.get('check_model')}")
+    if summary.get("probe_left_out"):
+        lines.append("question's lines read by a probe fitted without the office: "
+                     + ", ".join(summary["probe_left_out"]))
     lines.append(f"machine: {m['cpus']} CPUs, load average {m['load_average']} before, {m.get('load_after')} after")
     return "\n".join(lines)
 
@@ -236,6 +256,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check-model", default=None, metavar="NAME",
                         help='the model that checks answers: "chat" for the chat model (a baseline), or a built-in '
                              "name (default: as Hearth chooses, the built-in checker when installed)")
+    parser.add_argument("--probe", choices=("shipped", "left-out"), default="shipped",
+                        help="the probe that reads the question's lines: the one that ships, or for each office it was "
+                             "fitted on, one fitted without it from the stored states (bench.question_probe), so "
+                             "that a tuning office is scored as a new one would be (default: %(default)s)")
+    parser.add_argument("--features", type=Path, default=DEFAULT_CACHE / "question_states.jsonl", metavar="FILE",
+                        help="with --probe left-out: the states the probes are fitted on, read where one lacks "
+                             "(default: %(default)s)")
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error("--threads must be at least 1")
@@ -247,9 +274,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             have = ", ".join(o.name for o in offices)
             parser.error(f"--offices: no office named {', '.join(unknown)} (have: {have})")
         offices = [o for o in offices if o.name in wanted]
+    probes = None
+    if args.probe == "left-out":
+        from bench.question_probe import probes_without
+        from rag.probe import LAYER
+
+        probes = probes_without([o.name for o in offices], features=args.features, cache=args.cache,
+                                threads=args.threads, layer=LAYER)
     details = args.details.open("w", encoding="utf-8") if args.details is not None else None
     try:
-        summary = run(offices, threads=args.threads, cache=args.cache, details=details, check_model=args.check_model)
+        summary = run(offices, threads=args.threads, cache=args.cache, details=details, check_model=args.check_model,
+                      probes=probes)
     finally:
         if details is not None:
             details.close()

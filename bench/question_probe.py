@@ -310,6 +310,31 @@ def _left_out(x: np.ndarray, y: np.ndarray, tuning: np.ndarray, offices: Sequenc
     return scores
 
 
+def probes_without(names: Sequence[str], *, features: Path, cache: Path, threads: int, layer: int | None,
+                   log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
+    """For each tuning office of `names`, the probe fitted on the other tuning offices, as the fit that ships is
+    (`run`), from the states in `features` (read now where one lacks): what scores that office as `ask` would if it
+    had never been fitted on (bench.office_notes --probe left-out). A held-out office, never fitted on, gets none:
+    the probe that ships scores it. An unknown name is an error."""
+    from inference.models import CHECK_MODEL
+    from rag.probe import fit
+
+    items = questions()
+    unknown = sorted(set(names) - {it["office"] for it in items})
+    if unknown:
+        raise ValueError(f"no office named {', '.join(unknown)}")
+    states = read_states(items, features, layers=[layer], cache=cache, threads=threads, log=log)[layer]
+    items = [it for it in items if states[(it["office"], it["question"])] is not None]
+    x = np.array([states[(it["office"], it["question"])] for it in items])
+    y, tuning, offices = _labels(items)
+    out = {}
+    for name in dict.fromkeys(names):
+        mine = np.array([o == name for o in offices])
+        if tuning[mine].any():
+            out[name] = fit(x[tuning & ~mine], y[tuning & ~mine], model=CHECK_MODEL, layer=layer)
+    return out
+
+
 def _labels(items: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Whether each question is answerable (1.0 or 0.0), whether its office is a tuning one, and its office."""
     y = np.array([1.0 if it["answerable"] else 0.0 for it in items])

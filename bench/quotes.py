@@ -216,6 +216,10 @@ def measure(
         "quotes": [dict(qt.to_json(), passage=qt.passage, score=qt.score) for qt in support.quotes],
         "quote_offsets_exact": [texts.span(qt.source, qt.start, qt.end) == qt.text for qt in support.quotes],
         "sentences": [s.to_json() for s in support.sentences],
+        # What the not-found rule weighed, and the probe's reading of the question's lines and what it changed
+        # (rag.quotes.align): a replay of the probe's bounds needs them (bench.replay_ideas bounds).
+        "evidence": support.evidence, "question_verdict": support.question_verdict,
+        "question_changed": support.question_changed,
         "gold_passages": [n for n, h in enumerate(answer.sources, 1) if contains_answer(h.text, gold)],
         "passages": [_hit_json(h) for h in answer.sources],
         "rarity": rarity,

@@ -16,6 +16,10 @@ outcome (the models run deterministically, so it would come out the same):
                phrase, before and after, so that the passages' lines standing in for a reply count)
   none         log P("NONE") from both models as the reply to "copy the words that answer, or write NONE": its
                area under the curve between unanswerable and answerable questions (bench.abstain_signals.auc)
+  bounds       the probe's two bounds on the question's lines (rag.confirm.BOUNDS: under the first a reply the
+               rule lets stand is withheld, from the second the lines stand in for one it withholds), a grid of
+               pairs replayed on the stored outcomes (no model; it needs details that keep the probe's score,
+               what it changed and the quotes shown: bench.office_notes and bench.quotes --details write them)
 Counts are answerable questions withheld / right (the reply holds the phrase) / unanswerable ones answered, as
 stored and with the idea. The table goes to stdout (JSON with --json), progress to stderr. Some 5-20 s a question
 asked again on 2 CPU cores.
@@ -34,7 +38,7 @@ from typing import Any
 
 from bench.abstain_signals import auc
 
-IDEAS = ("cascade", "refusal", "quote-first", "lines", "open", "realign", "none")
+IDEAS = ("cascade", "refusal", "quote-first", "lines", "open", "realign", "none", "bounds")
 DEFAULT_CACHE = Path(".data/bench-office")
 QUOTE_FIRST = (
     "You are Hearth, an assistant for an office. Answer the question using only the numbered passages from the "
@@ -106,6 +110,72 @@ def sweep(rows: Sequence[dict[str, Any]], bounds: Sequence[float] = BOUNDS) -> l
     return out
 
 
+# The pairs of the probe's bounds the `bounds` replay tries (under LOWS withheld, from HIGHS the lines stand).
+PROBE_LOWS = (-1.5, -1.0, -0.75, -0.5, -0.25, 0.0, 0.25)
+PROBE_HIGHS = (-0.25, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+
+
+def _quotes_text(row: dict[str, Any]) -> str:
+    """The quotes a details row kept, as one text (bench.office_notes keeps their texts, bench.quotes their JSON)."""
+    return " ".join(q if isinstance(q, str) else str(q.get("text", "")) for q in row.get("quotes") or [])
+
+
+def probe_outcome(row: dict[str, Any], low: float, high: float) -> tuple[bool, bool, bool]:
+    """(withheld, right as shown, exact) of a stored question, had the probe's bounds on the question's lines been
+    `low` and `high` (rag.quotes.align): the rule's own outcome is the stored one with what the probe changed undone;
+    a reply the rule lets stand is withheld under `low`; one it withholds gives way to the passages' lines (the
+    quotes "not found" shows: the same lines) from `high`. A question without the probe's score keeps its outcome.
+    Right is exact but where a reply the probe withheld would now stand: then the reply itself is looked at (had the
+    rule shown the passages' lines instead, for a refusal, they are not known), so `exact` is False."""
+    withheld, _ = stored(row)
+    right_shown = stored(row, as_shown=True)[1]
+    score, changed = row.get("question_verdict"), row.get("question_changed")
+    if score is None:
+        return withheld, right_shown, True
+    rule_withheld = withheld != bool(changed)
+    if rule_withheld:
+        if score < high:
+            return True, False, True
+        lines = row.get("shown", "") if changed == "lines" else _quotes_text(row)
+        return False, row["answerable"] and holds(row, lines), True
+    if score < low:
+        return True, False, True
+    if changed == "withheld":  # the probe withheld a reply the rule let stand: the reply is shown again
+        return False, row["answerable"] and holds(row, row.get("reply")), False
+    return False, right_shown, True
+
+
+def bounds_sweep(rows: Sequence[dict[str, Any]], lows: Sequence[float] = PROBE_LOWS,
+                 highs: Sequence[float] = PROBE_HIGHS) -> list[dict[str, Any]]:
+    """For each pair of the probe's bounds (low <= high): answerable questions withheld and right as shown, and
+    unanswerable ones answered (`probe_outcome`); with each row's "office" (bench.office_notes), how many offices
+    are within the hidden check's bars scaled to their questions (withheld and answered at most a fifth, right as
+    shown at least three fifths)."""
+    out = []
+    for low in lows:
+        for high in highs:
+            if low > high:
+                continue
+            totals = {"low": low, "high": high, "withheld": 0, "right_shown": 0, "answered": 0, "inexact": 0}
+            per: dict[str, list[int]] = {}
+            for r in rows:
+                withheld, right, exact = probe_outcome(r, low, high)
+                o = per.setdefault(str(r.get("office", "")), [0, 0, 0, 0, 0])  # ans, withheld, right, una, answered
+                totals["inexact"] += not exact
+                if r["answerable"]:
+                    totals["withheld"] += withheld
+                    totals["right_shown"] += right
+                    o[0], o[1], o[2] = o[0] + 1, o[1] + withheld, o[2] + right
+                else:
+                    totals["answered"] += not withheld
+                    o[3], o[4] = o[3] + 1, o[4] + (not withheld)
+            if any(r.get("office") for r in rows):
+                totals["offices_within"] = sum(w * 5 <= a and 5 * g >= 3 * a and 5 * n <= u
+                                               for a, w, g, u, n in per.values())
+            out.append(totals)
+    return out
+
+
 def realigned(row: dict[str, Any], hits: Sequence[Any], align_reply: Callable[[], Any]) -> dict[str, Any]:
     """A stored reply as `ask` shows it now (`align_reply` aligns it again): withheld, right as shown, the text.
 
@@ -129,6 +199,19 @@ def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | Non
     from rag.store import Hit
 
     rows_in = [json.loads(line) for line in details.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if idea == "bounds":  # no model: the stored outcomes, replayed
+        rows_in = rows_in[:limit]
+        from inference.models import CHECK_MODEL
+        from rag.confirm import bounds_for
+
+        shipped = bounds_for(CHECK_MODEL)
+        low, high = shipped.unanswered_below, shipped.answered_from
+        # "after": the replay at the bounds that ship, which must give the stored outcomes back
+        return {"idea": idea, "details": str(details),
+                "before": counts([dict(r, o=stored(r, as_shown=True)) for r in rows_in], "o"),
+                "after": counts([dict(r, o=probe_outcome(r, low, high)[:2]) for r in rows_in], "o"),
+                "shipped": [low, high], "scored": sum(r.get("question_verdict") is not None for r in rows_in),
+                "sweep": bounds_sweep(rows_in)}
     if idea == "quote-first":
         rows_in = [r for r in rows_in if r["answerable"]]
     rows_in = rows_in[:limit]
@@ -224,8 +307,14 @@ def format_table(summary: dict[str, Any]) -> str:
            f"(of {summary['before']['answerable']} answerable, {summary['before']['unanswerable']} unanswerable)",
            line("stored", summary["before"]), line("idea", summary["after"])]
     for s in summary.get("sweep", []):
-        out.append(f"bound {s['bound']:.2f}: withheld {s['withheld']}, right as shown {s['right_shown']}, "
-                   f"answered {s['answered']}")
+        if "bound" in s:
+            out.append(f"bound {s['bound']:.2f}: withheld {s['withheld']}, right as shown {s['right_shown']}, "
+                       f"answered {s['answered']}")
+        else:
+            within = f", offices within the bars {s['offices_within']}" if "offices_within" in s else ""
+            out.append(f"probe {s['low']:+.2f} / {s['high']:+.2f}: withheld {s['withheld']}, right as shown "
+                       f"{s['right_shown']}, answered {s['answered']}{within}"
+                       + (f" ({s['inexact']} right inexact)" if s["inexact"] else ""))
     for which, subsets in summary.get("auc", {}).items():
         out.append(f"NONE, {which} model: AUC " + ", ".join(
             f"{k} {'-' if v is None else f'{v:.2f}'}" for k, v in subsets.items()))

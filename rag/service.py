@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from rag.conversations import ConversationStore
     from rag.datalock import DataDirClaim
     from rag.page_boxes import PageBoxes
+    from rag.probe import Probe
     from rag.repair import RepairReport
     from rag.watch import WatchUpdate
 
@@ -71,6 +72,7 @@ class Hearth(Questions):
         store: DocumentIndex | None = None,
         chat_model: ChatModel | None = None,
         check_model: ChatModel | None = None,
+        probe: Probe | None = None,
     ) -> None:
         self.config = config
         self._embedder = embedder
@@ -82,6 +84,9 @@ class Hearth(Questions):
         self._checker_name: str | None = (
             None if chat_model is not None and config.check_model is None else check_model_name(config))
         self._check_model = check_model if self._checker_name is not None else None
+        # The probe that reads the checker's state on the question's lines (rag/probe.py): None, the one that
+        # ships for the checker. A benchmark passes one fitted without the office it asks about.
+        self._probe = probe
         self._manifest: Manifest | None = None
         self._reranker: Reranker | None = None
         self.memory_plan: MemoryPlan | None = None  # how the chat model was placed, when Hearth chose it
@@ -224,7 +229,7 @@ class Hearth(Questions):
         from inference.models import DEFAULT_CHAT_MODEL
 
         name = self._checker_name or self.config.chat_model or DEFAULT_CHAT_MODEL
-        return AnswerCheck(lambda: self.check_model, cancel=cancel, bounds=bounds_for(name))
+        return AnswerCheck(lambda: self.check_model, cancel=cancel, bounds=bounds_for(name), probe=self._probe)
 
     def load_chat_model(self, name: str) -> ChatModel:
         """A newly loaded chat model from the library (not the service's own), e.g. for an API request naming

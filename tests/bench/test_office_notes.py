@@ -63,6 +63,15 @@ def test_the_table_adds_the_offices_up():
     assert rows[3].split() == ["total", "20", "2", "15", "16", "20", "5", "2", "(1", "right)", "/", "4", "0/2",
                                "1/0", "1/2"]
     assert "load average 0.5 before, 0.7 after" in rows[-1]
+    assert not any("fitted without" in row for row in rows)
+    left_out = office_notes.format_table({**summary, "probe_left_out": ["a", "b"]}).splitlines()
+    assert "question's lines read by a probe fitted without the office: a, b" in left_out
+
+
+def test_an_unknown_probe_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        office_notes.main(["--offices", "first", "--probe", "mine"])
+    assert exc.value.code == 2 and "invalid choice: 'mine'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("withheld", "right", "answered", "meets"), [

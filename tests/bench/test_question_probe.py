@@ -151,3 +151,24 @@ def test_lines_are_ranked_by_the_embedder_alone_or_as_the_quotes_are_and_their_c
     assert covered["offices"]["embedder"] == covered["offices"]["quotes"] == {"4": 2, "6": 2, "8": 2}
     assert covered["debian-tune"] == {"answerable": 1, "in_lines": 0, "embedder": {"4": 0, "6": 0, "8": 0},
                                       "quotes": {"4": 0, "6": 0, "8": 0}}
+
+
+def test_each_tuning_office_gets_a_probe_fitted_without_it_and_a_held_out_one_none(tmp_path):
+    items = question_probe.questions()
+    rng = np.random.default_rng(5)
+    features = tmp_path / "states.jsonl"
+    with features.open("w", encoding="utf-8") as out:
+        for it in items:
+            lean = 1.0 if it["answerable"] else -1.0
+            # The thirty-sixth office's states lean far along the second value: a fit that includes them
+            # weighs that value, one without them does not.
+            shift = [0.0, 8.0 * lean if it["office"] == "thirty-sixth" else 0.0, 0, 0]
+            out.write(_record(it, 18, rng.normal(size=4) + [lean, 0, 0, 0] + np.array(shift)))
+    probes = question_probe.probes_without(["thirty-sixth", "twenty-sixth", "first"], features=features,
+                                           cache=tmp_path / "no-models", threads=1, layer=18)
+    assert sorted(probes) == ["first", "thirty-sixth"]  # the held-out office is scored by the probe that ships
+    without, with_it = probes["thirty-sixth"], probes["first"]
+    assert without.layer == 18 and without.weights[0] > 0
+    assert abs(without.weights[1]) < abs(with_it.weights[1])
+    with pytest.raises(ValueError, match="no office named nowhere"):
+        question_probe.probes_without(["nowhere"], features=features, cache=tmp_path, threads=1, layer=18)

@@ -76,3 +76,45 @@ def test_realigning_shows_a_reply_as_ask_would_and_nothing_retrieved_is_not_foun
     assert realigned(row, [], lambda: called.append(1)) == {"after": (True, False), "shown": "",
                                                            "question_verdict": None}
     assert called == []
+
+
+def test_the_probe_s_bounds_are_replayed_on_stored_outcomes(tmp_path, capsys):
+    from bench.replay_ideas import bounds_sweep, probe_outcome
+
+    base = {"office": "first", "passages": [], "reply": "", "quotes": [], "shown": ""}
+    rows = [
+        # The rule let a right reply stand and the probe, at 0.4, left it.
+        {**base, "question": "a", "answerable": True, "phrase": "EUR 38", "withheld": False, "right": True,
+         "right_shown": True, "question_verdict": 0.4, "question_changed": None, "reply": "It is EUR 38."},
+        # The rule withheld it; the probe at -0.1 did not let the lines stand, which hold the answer.
+        {**base, "question": "b", "answerable": True, "phrase": "room 4", "withheld": True, "right": False,
+         "right_shown": False, "question_verdict": -0.1, "question_changed": None, "quotes": ["Go to room 4."]},
+        # The rule let an unanswerable question's reply stand; the probe at -0.6 withheld it.
+        {**base, "question": "c", "answerable": False, "phrase": None, "withheld": True, "right": False,
+         "right_shown": False, "question_verdict": -0.6, "question_changed": "withheld", "reply": "Yes."},
+        # The rule withheld an unanswerable one and the probe at 0.3 let the lines stand.
+        {**base, "question": "d", "answerable": False, "phrase": None, "withheld": False, "right": False,
+         "right_shown": False, "question_verdict": 0.3, "question_changed": "lines", "shown": "The documents say"},
+        # Nothing found: no score, its outcome stays.
+        {**base, "question": "e", "answerable": False, "phrase": None, "withheld": True, "right": False,
+         "right_shown": False, "question_verdict": None, "question_changed": None},
+    ]
+    shipped = [probe_outcome(r, -0.25, 0.25) for r in rows]
+    assert [s[:2] for s in shipped] == [stored(r, as_shown=True) for r in rows]
+    assert probe_outcome(rows[1], -0.25, -0.2)[:2] == (False, True)  # the lines stand, and they hold it
+    assert probe_outcome(rows[0], 0.5, 0.5)[:2] == (True, False)
+    assert probe_outcome(rows[2], -1.0, 0.25) == (False, False, False)  # shown again; right read off the reply
+    assert probe_outcome(rows[3], -0.25, 0.5)[:2] == (True, False)
+    by = {(s["low"], s["high"]): s for s in bounds_sweep(rows, (-1.0, -0.25), (-0.2, 0.25, 0.5))}
+    assert by[(-0.25, 0.25)] == {"low": -0.25, "high": 0.25, "withheld": 1, "right_shown": 1, "answered": 1,
+                                 "inexact": 0, "offices_within": 0}
+    assert by[(-1.0, -0.2)]["withheld"] == 0 and by[(-1.0, -0.2)]["answered"] == 2
+    assert by[(-0.25, 0.5)]["answered"] == 0
+    details = tmp_path / "details.jsonl"
+    details.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["bounds", str(details), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["before"] == summary["after"] and summary["scored"] == 4 and summary["shipped"] == [-0.25, 0.25]
+    assert main(["bounds", str(details)]) == 0
+    assert "probe -0.25 / +0.25: withheld 1, right as shown 1, answered 1, offices within the bars 0" in (
+        capsys.readouterr().out)

@@ -257,6 +257,15 @@ def test_hearth_checks_with_the_larger_model_when_it_is_installed(tmp_path, monk
     assert check_model_name(config) is None and Hearth(config).answer_check().bounds == confirm.DEFAULT_BOUNDS
 
 
+def test_a_probe_passed_to_hearth_is_the_one_its_check_reads_the_question_s_lines_with(tmp_path):
+    from rag.probe import Probe
+
+    config = HearthConfig(data_dir=tmp_path / "data")
+    assert Hearth(config).answer_check().probe is None  # the one that ships for the checker, found when read
+    own = Probe(model="own", layer=18, mean=np.zeros(3), scale=np.ones(3), weights=np.ones(3), bias=0.0)
+    assert Hearth(config, probe=own).answer_check().probe is own  # bench.office_notes --probe left-out
+
+
 def test_a_checker_that_cannot_be_loaded_concludes_nothing(tmp_path, caplog):
     config = HearthConfig(data_dir=tmp_path / "data", check_model=str(tmp_path / "gone.gguf"))
     check = Hearth(config, chat_model=ScriptedModel("x")).answer_check()
