@@ -260,9 +260,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the probe that reads the question's lines: the one that ships, or for each office it was "
                              "fitted on, one fitted without it from the stored states (bench.question_probe), so "
                              "that a tuning office is scored as a new one would be (default: %(default)s)")
-    parser.add_argument("--features", type=Path, default=DEFAULT_CACHE / "question_states.jsonl", metavar="FILE",
+    parser.add_argument("--features", type=Path, default=None, metavar="FILE",
                         help="with --probe left-out: the states the probes are fitted on, read where one lacks "
-                             "(default: %(default)s)")
+                             "(default: question_states.jsonl in --cache, as bench.question_probe keeps them)")
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error("--threads must be at least 1")
@@ -277,9 +277,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     probes = None
     if args.probe == "left-out":
         from bench.question_probe import probes_without
+        from rag.components import check_model_name
+        from rag.confirm import bounds_for
         from rag.probe import LAYER
+        from rag.service import HearthConfig
 
-        probes = probes_without([o.name for o in offices], features=args.features, cache=args.cache,
+        checker = check_model_name(HearthConfig(data_dir=args.cache, check_model=args.check_model))
+        if checker is None or not bounds_for(checker).asks_question():
+            parser.error("--probe left-out: the probe is read only by the larger built-in checker, and this run's "
+                         "answers are checked by the chat model")
+
+        features = args.features or args.cache / "question_states.jsonl"
+        probes = probes_without([o.name for o in offices], features=features, cache=args.cache,
                                 threads=args.threads, layer=LAYER)
     details = args.details.open("w", encoding="utf-8") if args.details is not None else None
     try:

@@ -125,8 +125,10 @@ def probe_outcome(row: dict[str, Any], low: float, high: float) -> tuple[bool, b
     `low` and `high` (rag.quotes.align): the rule's own outcome is the stored one with what the probe changed undone;
     a reply the rule lets stand is withheld under `low`; one it withholds gives way to the passages' lines (the
     quotes "not found" shows: the same lines) from `high`. A question without the probe's score keeps its outcome.
-    Right is exact but where a reply the probe withheld would now stand: then the reply itself is looked at (had the
-    rule shown the passages' lines instead, for a refusal, they are not known), so `exact` is False."""
+    Right is exact but for an answerable question in two cases, where `exact` is False: a reply the probe withheld
+    would now stand and is no refusal (the reply itself is looked at; `align` shows the passages' lines instead where
+    no sentence of it is borne out and a passage is strong, which a stored row does not tell), or the lines would
+    stand in and the row kept no quotes (a details file written before they were kept)."""
     withheld, _ = stored(row)
     right_shown = stored(row, as_shown=True)[1]
     score, changed = row.get("question_verdict"), row.get("question_changed")
@@ -136,12 +138,17 @@ def probe_outcome(row: dict[str, Any], low: float, high: float) -> tuple[bool, b
     if rule_withheld:
         if score < high:
             return True, False, True
-        lines = row.get("shown", "") if changed == "lines" else _quotes_text(row)
-        return False, row["answerable"] and holds(row, lines), True
+        if changed == "lines":
+            return False, right_shown, True
+        return False, row["answerable"] and holds(row, _quotes_text(row)), "quotes" in row or not row["answerable"]
     if score < low:
         return True, False, True
-    if changed == "withheld":  # the probe withheld a reply the rule let stand: the reply is shown again
-        return False, row["answerable"] and holds(row, row.get("reply")), False
+    if changed == "withheld":  # the probe withheld a reply the rule let stand: it is shown again
+        from rag.quotes import _REFUSAL
+
+        if _REFUSAL.match(row.get("reply") or ""):  # a refusal: the passages' lines stand in for it
+            return False, row["answerable"] and holds(row, _quotes_text(row)), "quotes" in row or not row["answerable"]
+        return False, row["answerable"] and holds(row, row.get("reply")), not row["answerable"]
     return False, right_shown, True
 
 

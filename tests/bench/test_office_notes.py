@@ -72,6 +72,10 @@ def test_an_unknown_probe_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         office_notes.main(["--offices", "first", "--probe", "mine"])
     assert exc.value.code == 2 and "invalid choice: 'mine'" in capsys.readouterr().err
+    # The chat model checking reads no probe: a probe fitted without the office would change nothing.
+    with pytest.raises(SystemExit) as exc:
+        office_notes.main(["--offices", "first", "--probe", "left-out", "--check-model", "chat"])
+    assert exc.value.code == 2 and "read only by the larger built-in checker" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("withheld", "right", "answered", "meets"), [

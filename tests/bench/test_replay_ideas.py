@@ -103,7 +103,15 @@ def test_the_probe_s_bounds_are_replayed_on_stored_outcomes(tmp_path, capsys):
     assert [s[:2] for s in shipped] == [stored(r, as_shown=True) for r in rows]
     assert probe_outcome(rows[1], -0.25, -0.2)[:2] == (False, True)  # the lines stand, and they hold it
     assert probe_outcome(rows[0], 0.5, 0.5)[:2] == (True, False)
-    assert probe_outcome(rows[2], -1.0, 0.25) == (False, False, False)  # shown again; right read off the reply
+    assert probe_outcome(rows[2], -1.0, 0.25) == (False, False, True)  # shown again
+    # An answerable reply the probe withheld, shown again: read off the reply itself, which `align` might have
+    # replaced by the lines (inexact); a refusal is replaced by them, the quotes kept (exact).
+    again = {**rows[2], "answerable": True, "phrase": "Hall B", "reply": "It is in Hall B.", "quotes": ["Hall C."]}
+    assert probe_outcome(again, -1.0, 0.25) == (False, True, False)
+    refused = {**again, "reply": "I don't know.", "quotes": ["Meetings are in Hall B."]}
+    assert probe_outcome(refused, -1.0, 0.25) == (False, True, True)
+    # Lines that would stand in where a details file kept no quotes are not known.
+    assert probe_outcome({k: v for k, v in rows[1].items() if k != "quotes"}, -0.25, -0.2) == (False, False, False)
     assert probe_outcome(rows[3], -0.25, 0.5)[:2] == (True, False)
     by = {(s["low"], s["high"]): s for s in bounds_sweep(rows, (-1.0, -0.25), (-0.2, 0.25, 0.5))}
     assert by[(-0.25, 0.25)] == {"low": -0.25, "high": 0.25, "withheld": 1, "right_shown": 1, "answered": 1,
