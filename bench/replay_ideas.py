@@ -111,8 +111,8 @@ def sweep(rows: Sequence[dict[str, Any]], bounds: Sequence[float] = BOUNDS) -> l
 
 
 # The pairs of the probe's bounds the `bounds` replay tries (under LOWS withheld, from HIGHS the lines stand).
-PROBE_LOWS = (-1.5, -1.0, -0.75, -0.5, -0.25, 0.0, 0.25)
-PROBE_HIGHS = (-0.25, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+PROBE_LOWS = (-2.0, -1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0)
+PROBE_HIGHS = (-0.25, 0.0, 0.25, 0.5, 1.0, 1.5, 2.0)
 
 
 def _quotes_text(row: dict[str, Any]) -> str:
@@ -313,15 +313,29 @@ def format_table(summary: dict[str, Any]) -> str:
     out = [f"{summary['idea']}: withheld / right / unanswerable answered "
            f"(of {summary['before']['answerable']} answerable, {summary['before']['unanswerable']} unanswerable)",
            line("stored", summary["before"]), line("idea", summary["after"])]
+    pairs = [s for s in summary.get("sweep", []) if "low" in s]
     for s in summary.get("sweep", []):
         if "bound" in s:
             out.append(f"bound {s['bound']:.2f}: withheld {s['withheld']}, right as shown {s['right_shown']}, "
                        f"answered {s['answered']}")
-        else:
-            within = f", offices within the bars {s['offices_within']}" if "offices_within" in s else ""
-            out.append(f"probe {s['low']:+.2f} / {s['high']:+.2f}: withheld {s['withheld']}, right as shown "
-                       f"{s['right_shown']}, answered {s['answered']}{within}"
-                       + (f" ({s['inexact']} right inexact)" if s["inexact"] else ""))
+    if pairs:  # the probe's bounds: a row per low bound, a column per high one
+        highs = sorted({s["high"] for s in pairs})
+        within = "offices_within" in pairs[0]
+        out.append("the probe's bounds, low (rows) / high (columns): withheld / right as shown / answered"
+                   + (" / offices within the bars" if within else "") + "; * ships")
+        out.append("| low \\ high | " + " | ".join(f"{h:+.2f}" for h in highs) + " |")
+        out.append("|---" * (len(highs) + 1) + "|")
+        cells = {(s["low"], s["high"]): s for s in pairs}
+        for low in sorted({s["low"] for s in pairs}):
+            row = []
+            for high in highs:
+                s = cells.get((low, high))
+                row.append("" if s is None else f"{s['withheld']} / {s['right_shown']}{'?' if s['inexact'] else ''}"
+                           f" / {s['answered']}" + (f" / {s['offices_within']}" if within else "")
+                           + ("*" if [low, high] == summary.get("shipped") else ""))
+            out.append(f"| {low:+.2f} | " + " | ".join(row) + " |")
+        if any(s["inexact"] for s in pairs):
+            out.append("?: right as shown is inexact for some questions (bench.replay_ideas.probe_outcome)")
     for which, subsets in summary.get("auc", {}).items():
         out.append(f"NONE, {which} model: AUC " + ", ".join(
             f"{k} {'-' if v is None else f'{v:.2f}'}" for k, v in subsets.items()))

@@ -124,5 +124,5 @@ def test_the_probe_s_bounds_are_replayed_on_stored_outcomes(tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out)
     assert summary["before"] == summary["after"] and summary["scored"] == 4 and summary["shipped"] == [-0.25, 0.25]
     assert main(["bounds", str(details)]) == 0
-    assert "probe -0.25 / +0.25: withheld 1, right as shown 1, answered 1, offices within the bars 0" in (
+    assert "| -0.25 | 0 / 2 / 1 / 0 | 1 / 1 / 1 / 0 | 1 / 1 / 1 / 0* |" in (
         capsys.readouterr().out)
