@@ -296,18 +296,39 @@ def read_states(items: Sequence[dict[str, Any]], features: Path, *, layers: Sequ
     return states
 
 
-def _left_out(x: np.ndarray, y: np.ndarray, tuning: np.ndarray, offices: Sequence[str], *,
-              layer: int | None) -> np.ndarray:
-    """Each tuning office's questions scored by a probe fitted on the other tuning offices (0 elsewhere)."""
+def _fits_without(x: np.ndarray, y: np.ndarray, tuning: np.ndarray, offices: Sequence[str], names: Sequence[str], *,
+                  layer: int | None) -> dict[str, Any]:
+    """For each tuning office of `names`, the probe fitted on the other tuning offices (a held-out one gets none)."""
     from inference.models import CHECK_MODEL
     from rag.probe import fit
 
-    scores = np.zeros(len(y))
-    for name in dict.fromkeys(o for o, t in zip(offices, tuning, strict=True) if t):
+    out = {}
+    for name in dict.fromkeys(names):
         mine = np.array([o == name for o in offices])
-        probe = fit(x[tuning & ~mine], y[tuning & ~mine], model=CHECK_MODEL, layer=layer)
+        if tuning[mine].any():
+            out[name] = fit(x[tuning & ~mine], y[tuning & ~mine], model=CHECK_MODEL, layer=layer)
+    return out
+
+
+def _left_out(x: np.ndarray, y: np.ndarray, tuning: np.ndarray, offices: Sequence[str], *,
+              layer: int | None) -> np.ndarray:
+    """Each tuning office's questions scored by a probe fitted on the other tuning offices (0 elsewhere)."""
+    scores = np.zeros(len(y))
+    for name, probe in _fits_without(x, y, tuning, offices, offices, layer=layer).items():
+        mine = np.array([o == name for o in offices])
         scores[mine] = [probe.score(s) for s in x[mine]]
     return scores
+
+
+def _read_layer(items: Sequence[dict[str, Any]], features: Path, *, layer: int | None, cache: Path, threads: int,
+                log: Callable[[str], None], find_lines: Callable[[list[dict[str, Any]]], None] | None = None,
+                ) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """The items that have a state at `layer` (one with no lines found has none: `ask` says "not found" before the
+    probe is read), and their states as rows (`read_states`)."""
+    states = read_states(items, features, layers=[layer], cache=cache, threads=threads, log=log,
+                         find_lines=find_lines)[layer]
+    items = [it for it in items if states[(it["office"], it["question"])] is not None]
+    return items, np.array([states[(it["office"], it["question"])] for it in items])
 
 
 def probes_without(names: Sequence[str], *, features: Path, cache: Path, threads: int, layer: int | None,
@@ -316,23 +337,13 @@ def probes_without(names: Sequence[str], *, features: Path, cache: Path, threads
     (`run`), from the states in `features` (read now where one lacks): what scores that office as `ask` would if it
     had never been fitted on (bench.office_notes --probe left-out). A held-out office, never fitted on, gets none:
     the probe that ships scores it. An unknown name is an error."""
-    from inference.models import CHECK_MODEL
-    from rag.probe import fit
-
     items = questions()
     unknown = sorted(set(names) - {it["office"] for it in items})
     if unknown:
         raise ValueError(f"no office named {', '.join(unknown)}")
-    states = read_states(items, features, layers=[layer], cache=cache, threads=threads, log=log)[layer]
-    items = [it for it in items if states[(it["office"], it["question"])] is not None]
-    x = np.array([states[(it["office"], it["question"])] for it in items])
+    items, x = _read_layer(items, features, layer=layer, cache=cache, threads=threads, log=log)
     y, tuning, offices = _labels(items)
-    out = {}
-    for name in dict.fromkeys(names):
-        mine = np.array([o == name for o in offices])
-        if tuning[mine].any():
-            out[name] = fit(x[tuning & ~mine], y[tuning & ~mine], model=CHECK_MODEL, layer=layer)
-    return out
+    return _fits_without(x, y, tuning, offices, names, layer=layer)
 
 
 def _labels(items: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -356,10 +367,7 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: i
     items = questions() + (debian_items() if debian is not None else [])
     find_lines = None if debian is None else functools.partial(debian_lines, index=debian, cache=cache,
                                                                 threads=threads, log=log)
-    states = read_states(items, features, layers=[layer], cache=cache, threads=threads, log=log,
-                         find_lines=find_lines)[layer]
-    items = [it for it in items if states[(it["office"], it["question"])] is not None]  # no lines: not read
-    x = np.array([states[(it["office"], it["question"])] for it in items])
+    items, x = _read_layer(items, features, layer=layer, cache=cache, threads=threads, log=log, find_lines=find_lines)
     y, tuning, offices = _labels(items)
     office = np.array([not o.startswith("debian-") for o in offices])
 

@@ -131,24 +131,24 @@ def probe_outcome(row: dict[str, Any], low: float, high: float) -> tuple[bool, b
     stand in and the row kept no quotes (a details file written before they were kept)."""
     withheld, _ = stored(row)
     right_shown = stored(row, as_shown=True)[1]
+    from rag.quotes import _REFUSAL
+
     score, changed = row.get("question_verdict"), row.get("question_changed")
     if score is None:
         return withheld, right_shown, True
-    rule_withheld = withheld != bool(changed)
-    if rule_withheld:
+    answerable = bool(row["answerable"])
+    # The passages' lines standing in: the quotes "not found" kept, unknown where a details file kept none.
+    lines = (False, answerable and holds(row, _quotes_text(row)), "quotes" in row or not answerable)
+    if withheld != bool(changed):  # the rule withheld it
         if score < high:
             return True, False, True
-        if changed == "lines":
-            return False, right_shown, True
-        return False, row["answerable"] and holds(row, _quotes_text(row)), "quotes" in row or not row["answerable"]
+        return (False, right_shown, True) if changed == "lines" else lines
     if score < low:
         return True, False, True
     if changed == "withheld":  # the probe withheld a reply the rule let stand: it is shown again
-        from rag.quotes import _REFUSAL
-
         if _REFUSAL.match(row.get("reply") or ""):  # a refusal: the passages' lines stand in for it
-            return False, row["answerable"] and holds(row, _quotes_text(row)), "quotes" in row or not row["answerable"]
-        return False, row["answerable"] and holds(row, row.get("reply")), not row["answerable"]
+            return lines
+        return False, answerable and holds(row, row.get("reply")), not answerable
     return False, right_shown, True
 
 

@@ -20,6 +20,14 @@ def _record(item, layer, state):
                        "layer": layer, "state": state.tolist()}) + "\n"
 
 
+def _write_features(path, items, states):
+    """A features file of made-up states: `states(item)` gives each question's (layer, state) pairs, in order."""
+    with path.open("w", encoding="utf-8") as out:
+        for it in items:
+            out.writelines(_record(it, layer, state) for layer, state in states(it))
+    return path
+
+
 def test_the_twenty_sixth_to_twenty_ninth_offices_are_held_out_and_the_rest_fitted_on():
     items = question_probe.questions()
     offices = list(dict.fromkeys(it["office"] for it in items))
@@ -32,18 +40,18 @@ def test_the_twenty_sixth_to_twenty_ninth_offices_are_held_out_and_the_rest_fitt
 def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path):
     items = question_probe.questions()
     rng = np.random.default_rng(7)
-    features = tmp_path / "states.jsonl"
-    with features.open("w", encoding="utf-8") as out:
-        for it in items:
-            # Answerable questions' states lean one way on the first value; one held-out office's lean the
-            # other way, which the tuning offices' fit then scores backwards.
-            lean = 1.0 if it["answerable"] else -1.0
-            if it["office"] == "twenty-ninth":
-                lean = -lean
-            state = rng.normal(size=6) + [2.0 * lean, 0, 0, 0, 0, 0]
-            out.write(_record(it, 18, state))
-            # The same question's state at another layer is another feature set, not read for this one.
-            out.write(_record(it, 5, -state))
+
+    def states(it):
+        # Answerable questions' states lean one way on the first value; one held-out office's lean the
+        # other way, which the tuning offices' fit then scores backwards.
+        lean = 1.0 if it["answerable"] else -1.0
+        if it["office"] == "twenty-ninth":
+            lean = -lean
+        state = rng.normal(size=6) + [2.0 * lean, 0, 0, 0, 0, 0]
+        # The same question's state at another layer is another feature set, not read for this one.
+        return [(18, state), (5, -state)]
+
+    features = _write_features(tmp_path / "states.jsonl", items, states)
     written = tmp_path / "probe.json"
     summary = question_probe.run(features=features, out=written, cache=tmp_path / "no-models", threads=1, layer=18)
     assert summary["questions"] == {"tuning": 780, "held_out": 80}
@@ -57,14 +65,13 @@ def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path):
 def test_a_sweep_scores_each_layer_on_the_tuning_offices_alone(tmp_path, capsys):
     items = question_probe.questions()
     rng = np.random.default_rng(11)
-    features = tmp_path / "states.jsonl"
-    with features.open("w", encoding="utf-8") as out:
-        for it in items:
-            sign = 1.0 if it["answerable"] else -1.0
-            # Layer 3 holds the answer plainly, layer 4 faintly, layer 5 not at all.
-            for layer, lean in ((3, 2.0), (4, 0.3), (5, 0.0)):
-                state = rng.normal(size=4) + [lean * sign, 0, 0, 0]
-                out.write(_record(it, layer, state))
+
+    def states(it):
+        sign = 1.0 if it["answerable"] else -1.0
+        # Layer 3 holds the answer plainly, layer 4 faintly, layer 5 not at all.
+        return [(layer, rng.normal(size=4) + [lean * sign, 0, 0, 0]) for layer, lean in ((3, 2.0), (4, 0.3), (5, 0.0))]
+
+    features = _write_features(tmp_path / "states.jsonl", items, states)
     swept = question_probe.sweep(features=features, cache=tmp_path / "no-models", threads=1, layers=[3, 4, 5])
     areas = swept["auc_left_out_tuning"]
     assert swept["questions"] == {"tuning": 780} and list(areas) == [3, 4, 5]
@@ -156,14 +163,15 @@ def test_lines_are_ranked_by_the_embedder_alone_or_as_the_quotes_are_and_their_c
 def test_each_tuning_office_gets_a_probe_fitted_without_it_and_a_held_out_one_none(tmp_path):
     items = question_probe.questions()
     rng = np.random.default_rng(5)
-    features = tmp_path / "states.jsonl"
-    with features.open("w", encoding="utf-8") as out:
-        for it in items:
-            lean = 1.0 if it["answerable"] else -1.0
-            # The thirty-sixth office's states lean far along the second value: a fit that includes them
-            # weighs that value, one without them does not.
-            shift = [0.0, 8.0 * lean if it["office"] == "thirty-sixth" else 0.0, 0, 0]
-            out.write(_record(it, 18, rng.normal(size=4) + [lean, 0, 0, 0] + np.array(shift)))
+
+    def states(it):
+        lean = 1.0 if it["answerable"] else -1.0
+        # The thirty-sixth office's states lean far along the second value: a fit that includes them
+        # weighs that value, one without them does not.
+        shift = [0.0, 8.0 * lean if it["office"] == "thirty-sixth" else 0.0, 0, 0]
+        return [(18, rng.normal(size=4) + [lean, 0, 0, 0] + np.array(shift))]
+
+    features = _write_features(tmp_path / "states.jsonl", items, states)
     probes = question_probe.probes_without(["thirty-sixth", "twenty-sixth", "first"], features=features,
                                            cache=tmp_path / "no-models", threads=1, layer=18)
     assert sorted(probes) == ["first", "thirty-sixth"]  # the held-out office is scored by the probe that ships
