@@ -4,9 +4,9 @@ keep a right reply where they do? (#23, README "Not found is an answer")
     python -m bench.office_notes [--json] [--offices NAME,...] [--threads N] [--details FILE] [--cache DIR]
                                  [--probe shipped|left-out [--features FILE]]
 
-bench/data/office_notes.json holds forty-three fictional offices, each five short notes with ten questions they
+bench/data/office_notes.json holds fifty-one fictional offices, each five short notes with ten questions they
 answer (with a phrase a right reply holds) and ten about the same office they do not. The first two are the ones
-tests/rag/test_abstain_model.py runs; the other forty-one were written by separate sessions given only a brief
+tests/rag/test_abstain_model.py runs; the other forty-nine were written by separate sessions given only a brief
 (no code, no failures), with the answerable questions reworded as an employee would ask them (the third and fourth
 offices' all, the others' half). The sixth and seventh's stored replies were read when a rule was written, the
 eighth and ninth came after it; the third to eleventh's chose the bound of the model's check of the answer's line
@@ -17,9 +17,10 @@ ten): the twenty-second to twenty-fifth chose how a "No" is read (rag.abstain.un
 twenty-ninth were reported on it. The thirtieth to thirty-fifth (half their questions of each kind yes-or-no)
 were written after the larger model's probe on the question's lines was fitted and its bounds chosen, and are
 reported on it; the probe is now fitted on them too. The thirty-sixth to forty-third (a dental practice, a building
-site, a school, a law firm, a theatre, a garden centre, a claims call centre, a museum) were written for the probe
-to fit on. Each office is indexed into a fresh data folder of its own (its own keyword
-counts, as on a real machine) and every question is asked through `Hearth.ask` with the default models: the
+site, a school, a law firm, a theatre, a garden centre, a claims call centre, a museum) and the forty-fourth to
+fifty-first (a pharmacy, a care home, a bus depot, a university laboratory, a food bank, a leisure centre, an
+accountancy firm, a newsroom) were written for the probe to fit on. Each office is indexed into a fresh data
+folder of its own (its own keyword counts, as on a real machine) and every question is asked through `Hearth.ask` with the default models: the
 embedder, and the chat model shared by all offices (joined once into --cache, default .data/bench-office).
 
 Per office: answerable questions withheld ("not found"), right (not withheld, and the reply holds the phrase),
@@ -28,7 +29,7 @@ too), and unanswerable questions answered (not withheld); as the baseline of the
 model's check alone gave up ("checked out": without it they would have been answered); and whether the office
 is within the bars of #23's hidden check, scaled from its five questions of each kind to the office's ten (at
 most 2 answerable withheld, at least 6 right by the reply, at most 2 unanswerable answered). About 22 s a question
-on 2 CPU cores with the larger checker, some five hours for all forty-three. The table goes to stdout
+on 2 CPU cores with the larger checker, some six hours for all fifty-one. The table goes to stdout
 (JSON with --json), progress to stderr; --details writes one JSON line per question (the reply, what was
 shown, what the not-found rule weighed, the model's check, the probe's score and what it changed, the quotes
 shown, and the passages; `python -m bench.replay_ideas bounds FILE` replays the probe's bounds on them).
