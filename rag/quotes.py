@@ -468,7 +468,7 @@ def align(
         SentenceSupport(t, shown_at(same[j]) if j is not None else None, units[j].passage if j is not None else None)
         for t, j in picks
     ]
-    shown = " ".join(_cite(s.text, s.citation) for s in supports)
+    shown = reframed(" ".join(_cite(s.text, s.citation) for s in supports), answer)
     return Support(shown, supports, quotes, False, **weighed)
 
 
@@ -585,7 +585,7 @@ def annotated(reply: str, support: Support, *, unsupported: str) -> str:
     sentence that has no support in the passages (never inside code, where it would change the code)."""
     clean = _CITE.sub("", reply).strip()
     if support.fallback or not support.sentences:
-        return clean
+        return reframed(clean, reply)
     code = [m.span() for m in _CODE.finditer(clean)]
     out: list[str] = []
     pos = 0
@@ -603,7 +603,26 @@ def annotated(reply: str, support: Support, *, unsupported: str) -> str:
             out.append(s.text + unsupported)
         pos = end
     out.append(clean[pos:])
-    return "".join(out)
+    return reframed("".join(out), reply)
+
+
+# A citation the model wrote as a word of its sentence ("[1] states that …", "According to the passage in [2], …")
+# leaves the sentence without it once citations are moved to the sentence's end: its frame is given a subject again.
+_VERBS = r"(states|says|mentions|indicates|explains|specifies)"
+_SOURCES = r"((?:[Aa]ccording to|[Aa]s (?:stated|mentioned|described|noted|shown) in))(?: the passage in| the passage| passage)?"
+_CITED_AS_WORD = re.compile(rf"(?:^|[.!?]\s+)\[\d{{1,2}}\]\s+{_VERBS}\b|\b{_SOURCES}\s*\[\d{{1,2}}\]")
+_FRAME_VERB = re.compile(rf"(?:^|(?<=[.!?]\s)){_VERBS}\b")
+_FRAME_SOURCE = re.compile(rf"\b{_SOURCES}(?=\s*[,.;:])")
+
+
+def reframed(text: str, reply: str) -> str:
+    """`text`, the `reply` with its citations moved, with the frames a citation written as a word left without a
+    subject given one again: "[1] states that X." shown as "states that X [1]." becomes "The passage states that X
+    [1].", "According to the passage in [2], X." shown as "According to the passage in, X [2]." becomes "According to
+    the passage, X [2]."; unchanged where the reply wrote no such citation."""
+    if not _CITED_AS_WORD.search(reply):
+        return text
+    return _FRAME_SOURCE.sub(r"\1 the passage", _FRAME_VERB.sub(r"The passage \1", text))
 
 
 def _cite(sentence: str, n: int | None) -> str:

@@ -102,6 +102,25 @@ def test_annotated_reply_keeps_markdown_cites_by_alignment_and_flags_the_rest():
         "The allowance is **EUR 60**.")
 
 
+def test_a_citation_written_as_a_word_leaves_its_sentence_a_subject(hearth):
+    from rag.quotes import SentenceSupport, Support, annotated
+
+    q = "What is the daily meal allowance for travel abroad?"
+    s = align("[1] states that the daily meal allowance for travel abroad is EUR 60.", q, hearth.search(q),
+              embedder=hearth.embedder)
+    assert not s.fallback and s.text.startswith("The passage states that the daily meal allowance")
+    assert s.text.endswith("EUR 60 [1].")
+    reply = "According to the passage in [2], the allowance is EUR 60. [2] says so too."
+    support = Support("", [SentenceSupport("According to the passage in, the allowance is EUR 60.", 0, 2),
+                           SentenceSupport("says so too.", 0, 2)], [], False)
+    assert annotated(reply, support, unsupported=" (?)") == (
+        "According to the passage, the allowance is EUR 60 [2]. The passage says so too [2].")
+    # A reply that wrote no citation as a word keeps its own words, even where they begin in lower case.
+    plain = Support("", [SentenceSupport("states are listed in the annex.", 0, 1)], [], False)
+    assert annotated("states are listed in the annex [1].", plain, unsupported=" (?)") == (
+        "states are listed in the annex [1].")
+
+
 def test_support_survives_json(hearth):
     from rag.quotes import Support
 
