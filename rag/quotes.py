@@ -609,7 +609,8 @@ def annotated(reply: str, support: Support, *, unsupported: str) -> str:
 # A citation the model wrote as a word of its sentence ("[1] states that …", "According to the passage in [2], …")
 # leaves the sentence without it once citations are moved to the sentence's end: its frame is given a subject again.
 _VERBS = r"(states|says|mentions|indicates|explains|specifies)"
-_SOURCES = r"((?:[Aa]ccording to|[Aa]s (?:stated|mentioned|described|noted|shown) in))(?: the passage in| the passage| passage)?"
+_SOURCES = (r"((?:[Aa]ccording to|[Aa]s (?:stated|mentioned|described|noted|shown) in))"
+            r"(?: the passage in| the passage| passage)?")
 _CITED_AS_WORD = re.compile(rf"(?:^|[.!?]\s+)\[\d{{1,2}}\]\s+{_VERBS}\b|\b{_SOURCES}\s*\[\d{{1,2}}\]")
 _FRAME_VERB = re.compile(rf"(?:^|(?<=[.!?]\s)){_VERBS}\b")
 _FRAME_SOURCE = re.compile(rf"\b{_SOURCES}(?=\s*[,.;:])")
