@@ -54,7 +54,7 @@ def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path):
     features = _write_features(tmp_path / "states.jsonl", items, states)
     written = tmp_path / "probe.json"
     summary = question_probe.run(features=features, out=written, cache=tmp_path / "no-models", threads=1, layer=18)
-    assert summary["questions"] == {"tuning": 780, "held_out": 80}
+    assert summary["questions"] == {"tuning": 940, "held_out": 80}
     assert summary["auc_left_out_tuning"] > 0.9
     assert summary["held_out_offices"]["twenty-ninth"] < 0.1 < 0.9 < summary["held_out_offices"]["twenty-sixth"]
     probe = Probe.from_json(json.loads(written.read_text(encoding="utf-8")))
@@ -74,7 +74,7 @@ def test_a_sweep_scores_each_layer_on_the_tuning_offices_alone(tmp_path, capsys)
     features = _write_features(tmp_path / "states.jsonl", items, states)
     swept = question_probe.sweep(features=features, cache=tmp_path / "no-models", threads=1, layers=[3, 4, 5])
     areas = swept["auc_left_out_tuning"]
-    assert swept["questions"] == {"tuning": 780} and list(areas) == [3, 4, 5]
+    assert swept["questions"] == {"tuning": 940} and list(areas) == [3, 4, 5]
     assert areas[3] > 0.9 and 0.55 < areas[4] < 0.9 and abs(areas[5] - 0.5) < 0.1
     assert question_probe.main(["--sweep", "3-5", "--features", str(features), "--cache", str(tmp_path)]) == 0
     table = capsys.readouterr().out
@@ -116,7 +116,7 @@ def test_the_debian_evaluation_s_tuning_splits_are_fitted_on_and_its_held_out_on
     summary = question_probe.run(features=features, out=None, cache=tmp_path / "no-models", threads=1, layer=18,
                                  debian=tmp_path / "no-index")
     tuning = sum(o != "debian-heldout" for o, _, _ in asked)
-    assert summary["questions"] == {"tuning": 780, "held_out": 80, "debian_tuning": tuning - 1,
+    assert summary["questions"] == {"tuning": 940, "held_out": 80, "debian_tuning": tuning - 1,
                                     "debian_held_out": len(asked) - tuning}
     assert set(summary["held_out_offices"]) == set(question_probe.HELD_OUT)
     areas = summary["debian"]
