@@ -20,8 +20,9 @@ reported on it; the probe is now fitted on them too. The thirty-sixth to forty-t
 site, a school, a law firm, a theatre, a garden centre, a claims call centre, a museum) and the forty-fourth to
 fifty-first (a pharmacy, a care home, a bus depot, a university laboratory, a food bank, a leisure centre, an
 accountancy firm, a newsroom) were written for the probe to fit on. Each office is indexed into a fresh data
-folder of its own (its own keyword counts, as on a real machine) and every question is asked through `Hearth.ask` with the default models: the
-embedder, and the chat model shared by all offices (joined once into --cache, default .data/bench-office).
+folder of its own (its own keyword counts, as on a real machine) and every question is asked through `Hearth.ask`
+with the default models: the embedder, and the chat model shared by all offices (joined once into --cache, default
+.data/bench-office).
 
 Per office: answerable questions withheld ("not found"), right (not withheld, and the reply holds the phrase),
 right as shown (`ask --json`'s "answer" holds it: the passages' lines that stand in for a failed reply count
