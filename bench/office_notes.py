@@ -1,12 +1,12 @@
 """Not found on office notes: does Hearth say "not found" where a small office's notes do not answer, and
 keep a right reply where they do? (#23, README "Not found is an answer")
 
-    python -m bench.office_notes [--json] [--offices NAME,...] [--threads N] [--details FILE] [--cache DIR]
+    python -m bench.office_notes [--json] [--offices NAME,...|held-out] [--threads N] [--details FILE] [--cache DIR]
                                  [--probe shipped|left-out [--features FILE]]
 
-bench/data/office_notes.json holds fifty-one fictional offices, each five short notes with ten questions they
+bench/data/office_notes.json holds fifty-five fictional offices, each five short notes with ten questions they
 answer (with a phrase a right reply holds) and ten about the same office they do not. The first two are the ones
-tests/rag/test_abstain_model.py runs; the other forty-nine were written by separate sessions given only a brief
+tests/rag/test_abstain_model.py runs; the other fifty-three were written by separate sessions given only a brief
 (no code, no failures), with the answerable questions reworded as an employee would ask them (the third and fourth
 offices' all, the others' half). The sixth and seventh's stored replies were read when a rule was written, the
 eighth and ninth came after it; the third to eleventh's chose the bound of the model's check of the answer's line
@@ -19,10 +19,12 @@ were written after the larger model's probe on the question's lines was fitted a
 reported on it; the probe is now fitted on them too. The thirty-sixth to forty-third (a dental practice, a building
 site, a school, a law firm, a theatre, a garden centre, a claims call centre, a museum) and the forty-fourth to
 fifty-first (a pharmacy, a care home, a bus depot, a university laboratory, a food bank, a leisure centre, an
-accountancy firm, a newsroom) were written for the probe to fit on. Each office is indexed into a fresh data
-folder of its own (its own keyword counts, as on a real machine) and every question is asked through `Hearth.ask`
-with the default models: the embedder, and the chat model shared by all offices (joined once into --cache, default
-.data/bench-office).
+accountancy firm, a newsroom) were written for the probe to fit on. The fifty-second to fifty-fifth (a veterinary
+surgery, a hotel, a housing association's repairs team, a public library) were written after every choice so far,
+to be held out with the twenty-sixth to twenty-ninth (bench.question_probe.HELD_OUT; `--offices held-out` runs
+those eight). Each office is indexed into a fresh data folder of its own (its own keyword counts, as on a real
+machine) and every question is asked through `Hearth.ask` with the default models: the embedder, and the chat
+model shared by all offices (joined once into --cache, default .data/bench-office).
 
 Per office: answerable questions withheld ("not found"), right (not withheld, and the reply holds the phrase),
 right as shown (`ask --json`'s "answer" holds it: the passages' lines that stand in for a failed reply count
@@ -30,13 +32,13 @@ too), and unanswerable questions answered (not withheld); as the baseline of the
 model's check alone gave up ("checked out": without it they would have been answered); and whether the office
 is within the bars of #23's hidden check, scaled from its five questions of each kind to the office's ten (at
 most 2 answerable withheld, at least 6 right by the reply, at most 2 unanswerable answered). About 22 s a question
-on 2 CPU cores with the larger checker, some six hours for all fifty-one. The table goes to stdout
+on 2 CPU cores with the larger checker, some seven hours for all fifty-five. The table goes to stdout
 (JSON with --json), progress to stderr; --details writes one JSON line per question (the reply, what was
 shown, what the not-found rule weighed, the model's check, the probe's score and what it changed, the quotes
 shown, and the passages; `python -m bench.replay_ideas bounds FILE` replays the probe's bounds on them).
 
-The probe that reads the question's lines (rag/probe.py) was fitted on every office but the twenty-sixth to
-twenty-ninth, so on any other office it reads questions it was fitted on, and that office's figures flatter it.
+The probe that reads the question's lines (rag/probe.py) was fitted on every office but the held-out ones, so on
+any other office it reads questions it was fitted on, and that office's figures flatter it.
 --probe left-out scores each such office with a probe fitted on the other tuning offices instead (from the states
 bench.question_probe keeps in --features; a few seconds an office), as an office nobody fitted on would be scored:
 the figures its bounds can be chosen on without the held-out offices. A held-out office is scored by the probe that
@@ -251,7 +253,9 @@ def format_table(summary: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.office_notes", description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.add_argument("--offices", default=None, help="comma-separated office names (default: all)")
+    parser.add_argument("--offices", default=None,
+                        help='comma-separated office names, "held-out" for the offices never fitted or tuned on '
+                             "(bench.question_probe.HELD_OUT) (default: all)")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of the models (default 2)")
     parser.add_argument("--details", type=Path, default=None, metavar="FILE", help="one JSON line per question")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where the chat model file is joined")
@@ -270,7 +274,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--threads must be at least 1")
     offices = load()
     if args.offices:
+        from bench.question_probe import HELD_OUT
+
         wanted = [n.strip() for n in args.offices.split(",") if n.strip()]
+        wanted = [m for n in wanted for m in (HELD_OUT if n == "held-out" else (n,))]
         unknown = sorted(set(wanted) - {o.name for o in offices})
         if unknown:
             have = ", ".join(o.name for o in offices)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bench import office_notes
+from bench import office_notes, question_probe
 
 
 def test_every_office_has_ten_questions_of_each_kind_and_its_answers_are_in_its_notes():
@@ -22,7 +22,8 @@ def test_every_office_has_ten_questions_of_each_kind_and_its_answers_are_in_its_
                                         "thirty-sixth", "thirty-seventh", "thirty-eighth", "thirty-ninth",
                                         "fortieth", "forty-first", "forty-second", "forty-third", "forty-fourth",
                                         "forty-fifth", "forty-sixth", "forty-seventh", "forty-eighth",
-                                        "forty-ninth", "fiftieth", "fifty-first"]
+                                        "forty-ninth", "fiftieth", "fifty-first", "fifty-second", "fifty-third",
+                                        "fifty-fourth", "fifty-fifth"]
     for o in offices:
         assert len(o.notes) == 5 and len(o.answerable) == 10 and len(o.unanswerable) == 10, o.name
         texts = " ".join(o.notes.values()).casefold()
@@ -44,6 +45,16 @@ def test_an_unknown_office_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         office_notes.main(["--offices", "first,hundredth"])
     assert exc.value.code == 2 and "no office named hundredth" in capsys.readouterr().err
+
+
+def test_held_out_names_the_offices_never_fitted_on(capsys):
+    # It expands to the held-out offices, which exist: only the unknown name is refused (and nothing is run).
+    with pytest.raises(SystemExit) as exc:
+        office_notes.main(["--offices", "held-out,hundredth"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "no office named hundredth (" in err and "held-out" not in err.split("(have")[0]
+    names = {o.name for o in office_notes.load()}
+    assert set(question_probe.HELD_OUT) <= names
 
 
 def test_the_table_adds_the_offices_up():
