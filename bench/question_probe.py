@@ -1,7 +1,7 @@
 """Fit the probe that reads from the larger model's hidden state whether a question's lines answer it (#23).
 
     python -m bench.question_probe [--layer N|last] [--features FILE] [--out FILE] [--cache DIR] [--threads N]
-                                   [--with-debian [--debian-index DIR]] [--json]
+                                   [--with-debian [--debian-index DIR]] [--against FILE] [--l2 A,B,..] [--json]
     python -m bench.question_probe --sweep A-B [--features FILE] [--cache DIR] [--threads N] [--json]
     python -m bench.question_probe --coverage [--with-debian [--debian-index DIR]] [--cache DIR] [--json]
 
@@ -14,7 +14,11 @@ there is not read again), about 2 s a question on 2 CPU cores. A logistic regres
 fitted on the tuning offices, the first to twenty-fifth and the thirtieth to fifty-first, and written to --out
 (default: rag/question_probe.json, the probe Hearth ships). The twenty-sixth to twenty-ninth and fifty-second to
 fifty-fifth are held out (HELD_OUT): their area under the curve (answerable against unanswerable) is reported,
-never fitted on. Printed: that, and the tuning offices' when each is left out of the fit in turn.
+never fitted on. Printed: that, and the tuning offices' when each is left out of the fit in turn, with how many
+questions each set's scores read the wrong way at the bound `ask` reads them with (answerable under
+rag.confirm.BOUNDS' `answered_from`, unanswerable at it or over). The baselines of the same run: --against FILE
+scores another probe (one that shipped before) on the same states, --l2 A,B,.. gives the tuning offices' area,
+each left out, with each of those penalties.
 
 --with-debian fits on the Debian evaluation's tuning splits too (bench/data/eval_*.json: `tune` and `tune2`, 50
 answerable and 40 unanswerable questions), each with the four lines `ask` gives the probe for it (the corpus indexed
@@ -301,24 +305,26 @@ def read_states(items: Sequence[dict[str, Any]], features: Path, *, layers: Sequ
 
 
 def _fits_without(x: np.ndarray, y: np.ndarray, tuning: np.ndarray, offices: Sequence[str], names: Sequence[str], *,
-                  layer: int | None) -> dict[str, Any]:
-    """For each tuning office of `names`, the probe fitted on the other tuning offices (a held-out one gets none)."""
+                  layer: int | None, l2: float | None = None) -> dict[str, Any]:
+    """For each tuning office of `names`, the probe fitted on the other tuning offices (a held-out one gets none);
+    `l2`: the fit's penalty (default rag.probe.L2)."""
     from inference.models import CHECK_MODEL
-    from rag.probe import fit
+    from rag.probe import L2, fit
 
     out = {}
     for name in dict.fromkeys(names):
         mine = np.array([o == name for o in offices])
         if tuning[mine].any():
-            out[name] = fit(x[tuning & ~mine], y[tuning & ~mine], model=CHECK_MODEL, layer=layer)
+            out[name] = fit(x[tuning & ~mine], y[tuning & ~mine], model=CHECK_MODEL, layer=layer,
+                            l2=L2 if l2 is None else l2)
     return out
 
 
 def _left_out(x: np.ndarray, y: np.ndarray, tuning: np.ndarray, offices: Sequence[str], *,
-              layer: int | None) -> np.ndarray:
+              layer: int | None, l2: float | None = None) -> np.ndarray:
     """Each tuning office's questions scored by a probe fitted on the other tuning offices (0 elsewhere)."""
     scores = np.zeros(len(y))
-    for name, probe in _fits_without(x, y, tuning, offices, offices, layer=layer).items():
+    for name, probe in _fits_without(x, y, tuning, offices, offices, layer=layer, l2=l2).items():
         mine = np.array([o == name for o in offices])
         scores[mine] = [probe.score(s) for s in x[mine]]
     return scores
@@ -360,13 +366,32 @@ def _area(scores: np.ndarray, y: np.ndarray, keep: np.ndarray) -> float | None:
     return auc(list(scores[keep & (y == 1)]), list(scores[keep & (y == 0)]))
 
 
+def _read(scores: np.ndarray, y: np.ndarray, keep: np.ndarray, bound: float) -> dict[str, Any]:
+    """The scores' area under the curve among `keep`, and how many of them the probe reads the wrong way at the bound
+    `ask` reads it with (rag.confirm.BOUNDS: from `answered_from` the lines stand in for a withheld reply):
+    answerable questions under it, unanswerable ones at it or over."""
+    return {"auc": _area(scores, y, keep), "answerable_under": int((keep & (y == 1) & (scores < bound)).sum()),
+            "unanswerable_over": int((keep & (y == 0) & (scores >= bound)).sum())}
+
+
+def _bound() -> float:
+    from inference.models import CHECK_MODEL
+    from rag.confirm import bounds_for
+
+    bound = bounds_for(CHECK_MODEL).answered_from
+    return 0.0 if bound is None else bound
+
+
 def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: int | None,
-        debian: Path | None = None, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
+        debian: Path | None = None, against: Path | None = None, penalties: Sequence[float] = (),
+        log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
     """Fit on the tuning offices (and, with `debian`, the folder the Debian evaluation's corpus is indexed in, on
     its tuning splits too) and report: each tuning office (and Debian split) scored left out of the fit, and the
-    held-out ones scored by the fit written to `out`."""
+    held-out ones scored by the fit written to `out`. The baselines of the same run: `against`, a probe file (one
+    that shipped before), scored on the same states; `penalties`, the tuning offices' area, each left out, for
+    each of these L2 penalties instead of rag.probe.L2."""
     from inference.models import CHECK_MODEL
-    from rag.probe import fit
+    from rag.probe import Probe, fit
 
     items = questions() + (debian_items() if debian is not None else [])
     find_lines = None if debian is None else functools.partial(debian_lines, index=debian, cache=cache,
@@ -400,6 +425,22 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: i
         scored = np.array([alone.score(s) for s in x])
         summary["debian_offices_only"] = {name: _area(scored, y, np.array([o == name for o in offices]))
                                           for name in summary["debian"]}
+    bound = _bound()
+    mixed = np.where(tuning, left_out, held)  # as "scores": each question by a fit that never saw it
+    groups = {"tuning": tuning & office, "held_out": ~tuning & office,
+              **{name: np.array([o == name for o in offices]) for name in dict.fromkeys(offices)}}
+    summary["read"] = {"bound": bound, **{k: _read(mixed, y, keep, bound) for k, keep in groups.items()}}
+    if against is not None:
+        other = Probe.from_json(json.loads(against.read_text(encoding="utf-8")))
+        if other.layer != layer or other.weights.shape != x.shape[1:]:
+            raise ValueError(f"{against}: a probe of layer {other.layer} with {other.weights.shape[0]} weights, "
+                             f"not of layer {layer} with {x.shape[1]}")
+        scored = np.array([other.score(s) for s in x])
+        summary["against"] = {"file": str(against),
+                              **{k: _read(scored, y, keep, bound) for k, keep in groups.items()}}
+    if penalties:
+        summary["l2"] = {str(l2): _area(_left_out(x, y, tuning, offices, layer=layer, l2=l2), y, tuning & office)
+                         for l2 in penalties}
     if out is not None:
         out.write_text(json.dumps(probe.to_json()) + "\n", encoding="utf-8")
         summary["written"] = str(out)
@@ -445,6 +486,16 @@ def _layer(text: str) -> int | None:
     return layer
 
 
+def _penalties(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if not values or any(not v > 0 for v in values):
+        raise argparse.ArgumentTypeError(f"not positive numbers separated by commas: {text!r}")
+    return values
+
+
 def _layers(text: str) -> list[int]:
     """`A-B` (every layer from A to B) or `A,B,C`."""
     try:
@@ -486,8 +537,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--coverage", action="store_true",
                         help="instead of fitting: how often the lines the probe reads hold a right reply's phrase, "
                              "against the quotes' ranking, for 4, 6 and 8 lines (reads no state, fits nothing)")
+    parser.add_argument("--against", type=Path, default=None, metavar="FILE",
+                        help="a probe file to score on the same states, next to the new fit (one that shipped "
+                             "before: `git show REV:rag/question_probe.json > FILE`)")
+    parser.add_argument("--l2", type=_penalties, default=(), metavar="A,B,..",
+                        help="the tuning offices' area, each left out of the fit, with each of these L2 penalties too "
+                             "(the fit written keeps rag.probe.L2)")
     parser.add_argument("--json", action="store_true", help="print the summary, with every question's score, as JSON")
     args = parser.parse_args(argv)
+    if args.against is not None and not args.against.is_file():
+        parser.error(f"--against: no file {args.against}")
     f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
     if args.coverage:
         covered = coverage(coverage_rows(cache=args.cache, threads=args.threads,
@@ -514,8 +573,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             for layer, area in swept["auc_left_out_tuning"].items():
                 print(f"| {layer} | {f(area)} |")
         return 0
-    summary = run(features=args.features, out=None if args.no_write else args.out, cache=args.cache,
-                  threads=args.threads, layer=args.layer, debian=args.debian_index if args.with_debian else None)
+    try:
+        summary = run(features=args.features, out=None if args.no_write else args.out, cache=args.cache,
+                      threads=args.threads, layer=args.layer, debian=args.debian_index if args.with_debian else None,
+                      against=args.against, penalties=args.l2)
+    except ValueError as e:
+        parser.error(str(e))
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -529,6 +592,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                   "on): " + ", ".join(f"{k.removeprefix('debian-')} {f(v)}" for k, v in summary["debian"].items()))
             print("  the same splits, fitted on the tuning offices alone: "
                   + ", ".join(f"{k.removeprefix('debian-')} {f(v)}" for k, v in summary["debian_offices_only"].items()))
+        print(f"read at {summary['read']['bound']:g} (answerable under it / unanswerable at it or over), AUC:")
+        print("| probe | tuning offices | held-out offices |\n|---|---|---|")
+        cell = lambda r: f"{f(r['auc'])} ({r['answerable_under']} / {r['unanswerable_over']})"  # noqa: E731
+        print(f"| this fit (a tuning office's questions: fitted without it) | {cell(summary['read']['tuning'])} | "
+              f"{cell(summary['read']['held_out'])} |")
+        if "against" in summary:
+            a = summary["against"]
+            print(f"| {a['file']} | {cell(a['tuning'])} | {cell(a['held_out'])} |")
+        if "l2" in summary:
+            print("tuning offices, each left out, by L2 penalty: "
+                  + ", ".join(f"{k} {f(v)}" for k, v in summary["l2"].items()))
         if "written" in summary:
             print(f"probe written to {summary['written']}")
     return 0

@@ -38,7 +38,7 @@ def test_the_twenty_sixth_to_twenty_ninth_and_the_last_four_offices_are_held_out
     assert all(len(it["lines"]) >= 10 and not any(line.startswith("#") for line in it["lines"]) for it in items)
 
 
-def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path):
+def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path, capsys):
     items = question_probe.questions()
     rng = np.random.default_rng(7)
 
@@ -61,6 +61,36 @@ def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path):
     probe = Probe.from_json(json.loads(written.read_text(encoding="utf-8")))
     assert probe.weights.shape == (6,) and probe.weights[0] > 0 and probe.layer == summary["layer"] == 18
     assert len(summary["scores"]) == len(items)
+    read = summary["read"]  # at the bound `ask` reads the probe with; the held-out twenty-ninth reads backwards
+    assert read["bound"] == 0.25 and read["tuning"]["auc"] == summary["auc_left_out_tuning"]
+    assert read["twenty-ninth"]["answerable_under"] >= 8 and read["twenty-sixth"]["answerable_under"] <= 2
+    assert sum(read[o]["answerable_under"] + read[o]["unanswerable_over"] for o in question_probe.HELD_OUT) == (
+        read["held_out"]["answerable_under"] + read["held_out"]["unanswerable_over"])
+
+    # The baselines of the same run: a probe of before, here the new one turned backwards, on the same states,
+    # and the tuning offices' area with other penalties.
+    backwards = probe.to_json() | {"weights": (-probe.weights).tolist(), "bias": -probe.bias}
+    (tmp_path / "before.json").write_text(json.dumps(backwards), encoding="utf-8")
+    argv = ["--features", str(features), "--cache", str(tmp_path / "no-models"), "--threads", "1", "--layer", "18",
+            "--no-write", "--against", str(tmp_path / "before.json")]
+    assert question_probe.main([*argv, "--l2", "0.3,1000", "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["auc_left_out_tuning"] == summary["auc_left_out_tuning"] and "written" not in again
+    assert again["against"]["tuning"]["auc"] < 0.1 and again["against"]["twenty-ninth"]["auc"] > 0.9
+    assert again["against"]["tuning"]["answerable_under"] > 300
+    assert again["l2"]["0.3"] == summary["auc_left_out_tuning"] and again["l2"]["1000.0"] > 0.9
+
+    assert question_probe.main(argv) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[2:5] == ["read at 0.25 (answerable under it / unanswerable at it or over), AUC:",
+                          "| probe | tuning offices | held-out offices |", "|---|---|---|"]
+    assert table[5].startswith("| this fit ") and table[6].startswith(f"| {tmp_path / 'before.json'} | 0.0")
+
+    wrong = probe.to_json() | {"layer": 5}
+    (tmp_path / "layer5.json").write_text(json.dumps(wrong), encoding="utf-8")
+    with pytest.raises(ValueError, match="layer 5"):
+        question_probe.run(features=features, out=None, cache=tmp_path / "no-models", threads=1, layer=18,
+                           against=tmp_path / "layer5.json")
 
 
 def test_a_sweep_scores_each_layer_on_the_tuning_offices_alone(tmp_path, capsys):
