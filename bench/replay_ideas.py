@@ -16,6 +16,10 @@ outcome (the models run deterministically, so it would come out the same):
                phrase, before and after, so that the passages' lines standing in for a reply count)
   none         log P("NONE") from both models as the reply to "copy the words that answer, or write NONE": its
                area under the curve between unanswerable and answerable questions (bench.abstain_signals.auc)
+  lines-large  where the lines stood in for a reply the rule withheld (the probe read them as answering), the larger
+               model's reply instead, shown as is (it needs a details file that keeps what the probe changed;
+               other questions keep their outcome); "right" before: the chat model's reply, after: the larger
+               one's; each row also keeps whether the lines shown held the phrase
   bounds       the probe's two bounds on the question's lines (rag.confirm.BOUNDS: under the first a reply the
                rule lets stand is withheld, from the second the lines stand in for one it withholds), a grid of
                pairs replayed on the stored outcomes (no model; it needs details that keep the probe's score,
@@ -38,7 +42,7 @@ from typing import Any
 
 from bench.abstain_signals import auc
 
-IDEAS = ("cascade", "refusal", "quote-first", "lines", "open", "realign", "none", "bounds")
+IDEAS = ("cascade", "refusal", "quote-first", "lines", "open", "realign", "none", "bounds", "lines-large")
 DEFAULT_CACHE = Path(".data/bench-office")
 QUOTE_FIRST = (
     "You are Hearth, an assistant for an office. Answer the question using only the numbered passages from the "
@@ -253,7 +257,13 @@ def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | Non
                                    "before": stored(r, as_shown=idea == "realign"), "evidence": r.get("evidence")}
             reply: str | None = None
             passages: Sequence[Any] = hits
-            if idea == "cascade" and row["before"][0]:
+            if idea == "lines-large" and r.get("question_changed") == "lines":
+                # Where the probe read the lines as answering a question whose reply the rule withheld: the larger
+                # model's reply, shown in place of the lines (they stay as its quotes); it is not withheld again.
+                result = A.answer(q, hits, big, max_passage_tokens=budget)
+                right = bool(r["answerable"]) and holds(r, result.text)
+                row.update(before=stored(r), after=(False, right), reply=result.text, lines_right=stored(r, as_shown=True)[1])
+            elif idea == "cascade" and row["before"][0]:
                 result = A.answer(q, hits, big, max_passage_tokens=budget)
                 reply, passages = result.text, result.sources
             elif idea == "refusal" and refused(q, hits):
