@@ -65,8 +65,8 @@ OFFICES = ROOT / "bench" / "data" / "office_notes.json"
 # were written for the fit; joining them leaves the thirty-one's area as it was (0.983) and lifts theirs from
 # 0.964 to 0.968 (README "Eight offices more to fit on"). The forty-fourth to fifty-first were written for it too;
 # joining them lifts theirs from 0.949 to 0.963 and leaves the thirty-nine's about as it was (0.980 -> 0.978).
-# The fifty-second to fifty-fifth were written to be held out too, after every choice so far (README "Four more
-# offices held out").
+# The fifty-second to fifty-fifth were written to be held out too, after every choice so far (README "Four offices
+# more, held out").
 HELD_OUT = ("twenty-sixth", "twenty-seventh", "twenty-eighth", "twenty-ninth",
             "fifty-second", "fifty-third", "fifty-fourth", "fifty-fifth")
 DEBIAN_HELD_OUT = "heldout"  # the Debian evaluation's split reported, never fitted on (bench.quotes --eval)
@@ -545,8 +545,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "(the fit written keeps rag.probe.L2)")
     parser.add_argument("--json", action="store_true", help="print the summary, with every question's score, as JSON")
     args = parser.parse_args(argv)
-    if args.against is not None and not args.against.is_file():
-        parser.error(f"--against: no file {args.against}")
+    if args.against is not None:
+        from rag.probe import Probe
+
+        try:
+            Probe.from_json(json.loads(args.against.read_text(encoding="utf-8")))
+        except OSError as e:
+            parser.error(f"--against: cannot read {args.against}: {e.strerror or e}")
+        except (ValueError, KeyError, TypeError) as e:
+            parser.error(f"--against: {args.against} is not a probe file ({type(e).__name__}: {e})")
     f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
     if args.coverage:
         covered = coverage(coverage_rows(cache=args.cache, threads=args.threads,

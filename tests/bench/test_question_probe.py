@@ -93,6 +93,16 @@ def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path, ca
                            against=tmp_path / "layer5.json")
 
 
+def test_a_probe_to_compare_with_that_is_missing_or_no_probe_is_a_usage_error(tmp_path, capsys):
+    (tmp_path / "not-a-probe.json").write_text('{"model": "m"}', encoding="utf-8")
+    for path, said in ((tmp_path / "missing.json", "cannot read"), (tmp_path / "not-a-probe.json", "not a probe file"),
+                       (tmp_path, "cannot read")):
+        with pytest.raises(SystemExit) as exc:
+            question_probe.main(["--features", str(tmp_path / "none.jsonl"), "--against", str(path)])
+        assert exc.value.code == 2 and said in capsys.readouterr().err
+    assert not (tmp_path / "none.jsonl").exists()  # refused before any state is read
+
+
 def test_a_sweep_scores_each_layer_on_the_tuning_offices_alone(tmp_path, capsys):
     items = question_probe.questions()
     rng = np.random.default_rng(11)
