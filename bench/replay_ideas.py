@@ -262,7 +262,8 @@ def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | Non
                 # model's reply, shown in place of the lines (they stay as its quotes); it is not withheld again.
                 result = A.answer(q, hits, big, max_passage_tokens=budget)
                 right = bool(r["answerable"]) and holds(r, result.text)
-                row.update(before=stored(r), after=(False, right), reply=result.text, lines_right=stored(r, as_shown=True)[1])
+                row.update(before=stored(r), after=(False, right), reply=result.text,
+                           lines_right=stored(r, as_shown=True)[1])
             elif idea == "cascade" and row["before"][0]:
                 result = A.answer(q, hits, big, max_passage_tokens=budget)
                 reply, passages = result.text, result.sources
