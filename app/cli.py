@@ -422,6 +422,10 @@ def _ask(hearth, args: argparse.Namespace) -> int:
     support = result.support
     if support is not None and support.abstained:
         print("\nThat reply is only the model's guess: nothing in the passages bears it out. " + support.text)
+    elif support is not None and support.contradicted:
+        print("\nThe passages say otherwise than that reply's first word. " + support.text)
+    elif support is not None and support.agreed:
+        print("\nOf that reply, only its first word is borne out by the passages. " + support.text)
     elif support is not None and support.fallback:
         print("\nThat reply is not borne out by the passages. " + support.text)
     if support is not None and support.quotes:

@@ -165,6 +165,9 @@ def lacks_asked_kind(question: str, reply: str) -> bool:
 YES_NO_VERBS = "is|are|was|were|am|can|could|does|do|did|should|shall|must|may|might|will|would|has|have|had"
 _YES_NO = re.compile(rf"^\W*(?:{YES_NO_VERBS})\b", re.IGNORECASE)
 _REPLY_NO = re.compile(r"^\W*(?:unfortunately,?\s+)?no\b(?!\s+one\b)", re.IGNORECASE)  # "No, …", not "No one …"
+# A question whose last sentence is answered by yes or no ("A client sent me wine. May I keep it?").
+_YES_NO_LAST = re.compile(rf"(?:^|[.!?]\s+)\W*(?:{YES_NO_VERBS})\b[^.!?]*\??\s*$", re.IGNORECASE)
+_REPLY_YES = re.compile(r"^\W*(?:yes|yeah)\b", re.IGNORECASE)
 # Words with which a line says no, or sets the limit a "no" follows from ("only managers", "except on Fridays").
 _SAYS_NO = re.compile(
     r"\b(?:no|not|never|none|nobody|nothing|nowhere|neither|nor|cannot|can't|only|except|excluding|excluded|"
@@ -181,6 +184,21 @@ def unfounded_no(question: str, reply: str, lines: Sequence[str]) -> bool:
     if not _YES_NO.match(question) or not _REPLY_NO.match(reply) or _SAYS_NO.search(question):
         return False
     return not any(_SAYS_NO.search(line) for line in lines)
+
+
+def asks_yes_no(question: str) -> bool:
+    """Whether a question's last sentence is one answered by yes or no ("I'm 23. Can I drive the van?")."""
+    return _YES_NO_LAST.search(question.strip()) is not None
+
+
+def reply_says(question: str, reply: str) -> str | None:
+    """"yes" or "no": what a reply to a yes-or-no question opens with ("No, …", "Yes."); None when the question is
+    not one or the reply opens otherwise ("No one …" opens with neither)."""
+    if not asks_yes_no(question):
+        return None
+    if _REPLY_YES.match(reply):
+        return "yes"
+    return "no" if _REPLY_NO.match(reply) else None
 
 
 def evidence(unit_vecs: np.ndarray, q_vec: np.ndarray, missing: float) -> float:

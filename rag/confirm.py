@@ -18,6 +18,11 @@ The larger model also reads the question itself with the four lines closest to i
 its hidden state (rag/probe.py; a middle layer's) says whether they answer it, and `rag.quotes.align` withholds
 any reply where they do not, and shows the lines where the rule would withhold a reply to a question they answer
 (`lines_answer`; README "The larger model reads the question's lines").
+
+To a yes-or-no question it also gives its own Yes or No over those lines (`yes_or_no`; log-probabilities read, as
+above). A reply whose "Yes" or "No" it surely answers the other way gives way to the lines; where the lines stand
+in for a reply the rule withheld, the reply's "Yes" or "No", when it surely gives it too, opens them ("No. The
+documents say: …"; `CheckBounds.contradicted_from`, `agreed_from`; README "The larger model's own Yes or No").
 """
 
 from __future__ import annotations
@@ -47,6 +52,13 @@ class CheckBounds:
     # lines stand in for a reply the rule withholds. None: not asked.
     unanswered_below: float | None = None
     answered_from: float | None = None
+    # The model's own Yes or No to a yes-or-no question, over those lines (`AnswerCheck.yes_or_no`): from this far
+    # on the other side of the reply's "Yes" or "No" (log P(Yes) - log P(No) at least this, or at most its
+    # negative), the reply contradicts what the lines say and they stand in for it. None: not asked.
+    contradicted_from: float | None = None
+    # ...and from this far on the same side, where the lines stand in for a reply the rule withheld (`answered_from`),
+    # the reply's "Yes" or "No" opens them: it is the model's own too. None: never.
+    agreed_from: float | None = None
 
     def checks(self, evidence: float) -> bool:
         """Whether a reply the evidence lets stand is checked (one that strong is not, when a bound is set)."""
@@ -68,6 +80,23 @@ class CheckBounds:
         """Whether the model said, surely enough to outweigh the rule, that the lines closest to the question answer it."""
         return verdict is not None and self.answered_from is not None and verdict >= self.answered_from
 
+    def contradicts(self, says: str | None, verdict: float | None) -> bool:
+        """Whether the model answered a yes-or-no question, surely enough, the other way from a reply that says
+        `says` ("yes" or "no")."""
+        if verdict is None or self.contradicted_from is None or says not in ("yes", "no"):
+            return False
+        return verdict <= -self.contradicted_from if says == "yes" else verdict >= self.contradicted_from
+
+    def agrees(self, says: str | None, verdict: float | None) -> bool:
+        """Whether the model answered a yes-or-no question, surely enough, the same way as a reply that says `says`."""
+        if verdict is None or self.agreed_from is None or says not in ("yes", "no"):
+            return False
+        return verdict >= self.agreed_from if says == "yes" else verdict <= -self.agreed_from
+
+    def reads_yes_no(self) -> bool:
+        """Whether the model is asked its own Yes or No to a yes-or-no question a reply answers."""
+        return self.contradicted_from is not None or self.agreed_from is not None
+
     def keeps(self, verdict: float | None) -> bool:
         """Whether the model said, surely enough to outweigh thin evidence, that the lines give the reply."""
         return verdict is not None and self.kept_from is not None and verdict >= self.kept_from
@@ -80,8 +109,11 @@ BOUNDS: Mapping[str, CheckBounds] = {
     # The probe's bounds on the question's lines (rag/probe.py): chosen on the tuning sets' stored replies, with each
     # office scored by a probe fitted without it, and on the thirtieth to thirty-fifth office's run (never fitted
     # on); README "The larger model reads the question's lines".
+    # Its own Yes or No (`contradicted_from`, `agreed_from`): chosen on the tuning offices' answerable yes-or-no
+    # questions (bench/data/office_yes_no.json), README "The larger model's own Yes or No".
     "qwen2.5-coder-1.5b-instruct-q4_k_m": CheckBounds(denied_below=1.0, kept_from=1.25, checked_below=0.75,
-                                                      unanswered_below=-0.25, answered_from=0.25),
+                                                      unanswered_below=-0.25, answered_from=0.25,
+                                                      contradicted_from=0.5, agreed_from=1.0),
 }
 
 
@@ -114,6 +146,13 @@ def lines_prompt(lines: Sequence[str], question: str) -> list[Message]:
     """The messages after which "Yes" and "No" say whether the lines answer the question."""
     body = "\n".join(f"{i}. {' '.join(line.split())[:_LINE_CHARS]}" for i, line in enumerate(lines, 1))
     ask = f"Lines:\n{body}\n\nQuestion: {question}\nDo the lines answer the question? Answer Yes or No."
+    return [{"role": "system", "content": _LINES_SYSTEM}, {"role": "user", "content": ask}]
+
+
+def yes_no_prompt(lines: Sequence[str], question: str) -> list[Message]:
+    """The messages after which "Yes" and "No" are the model's own answer to a yes-or-no question from the lines."""
+    body = "\n".join(f"{i}. {' '.join(line.split())[:_LINE_CHARS]}" for i, line in enumerate(lines, 1))
+    ask = f"Lines:\n{body}\n\nQuestion: {question}\nAccording to the lines, is the answer Yes or No? Answer Yes or No."
     return [{"role": "system", "content": _LINES_SYSTEM}, {"role": "user", "content": ask}]
 
 
@@ -168,6 +207,12 @@ class AnswerCheck:
         except (ModelError, ValueError) as exc:
             log.warning("question's lines not read: %s", exc)
             return None
+
+    def yes_or_no(self, question: str, lines: Sequence[str]) -> float | None:
+        """The model's own answer to a yes-or-no question from the lines closest to it (at most QUESTION_LINES):
+        log P("Yes") - log P("No"), above 0 for yes. None when it cannot say (no lines, a shared server's chat API)."""
+        lines = [line for line in lines if line.strip()][:QUESTION_LINES]
+        return self._yes_no(yes_no_prompt(lines, question)) if lines else None
 
     def _loaded(self) -> ChatModel | None:
         """The model, loaded on first use; None (with a warning) when it cannot be."""

@@ -26,7 +26,7 @@ import numpy as np
 
 from rag.abstain import (
     WORD_PREFIX, YES_NO_VERBS, abstain_text, abstains, calibrated, evidence, invented_figures, lacks_asked_kind,
-    missing_share, only_thin_evidence, says_nothing, unfounded_no,
+    missing_share, only_thin_evidence, reply_says, says_nothing, unfounded_no,
 )
 from rag.confirm import DEFAULT_BOUNDS, QUESTION_LINES
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
@@ -126,6 +126,11 @@ class Support:
     question_verdict: float | None = field(default=None, compare=False)  # the model's, on the question's lines
     # What that verdict changed: "withheld" (the rule let the reply stand), "lines" (the rule withheld it), or None.
     question_changed: str | None = field(default=None, compare=False)
+    # The model's own Yes or No to a yes-or-no question over those lines (log P(Yes) - log P(No)), and whether it
+    # contradicted the reply's, so that the lines stood in for it...
+    yes_no_verdict: float | None = field(default=None, compare=False)
+    contradicted: bool = field(default=False, compare=False)
+    agreed: bool = field(default=False, compare=False)  # ...or, where they stood in anyway, gave it too: it opens them
 
     def to_json(self) -> dict[str, Any]:
         """Everything, quotes with their passage number and score (to store it and read it back)."""
@@ -411,15 +416,33 @@ def align(
         # words from one about the same subject that they leave open better than the evidence (README "The larger
         # model reads the question's lines"): under one bound nothing the reply says stands, from another the lines
         # stand in for a reply the rule withholds.
+        def closest() -> list[str]:
+            """The lines closest to the question, best first, headings left out."""
+            return list(dict.fromkeys(" ".join(units[int(j)].text.split()) for j in np.argsort(-(unit_vecs @ q_vec))
+                                      if not _is_heading(units[int(j)], hits)))
+
         if hasattr(check, "lines_answer") and language == DEFAULT_LANGUAGE and bounds.asks_question():
-            closest = list(dict.fromkeys(" ".join(units[int(j)].text.split()) for j in np.argsort(-(unit_vecs @ q_vec))
-                                         if not _is_heading(units[int(j)], hits)))
-            asked = check.lines_answer(question, closest[:QUESTION_LINES])
+            asked = check.lines_answer(question, closest()[:QUESTION_LINES])
             weighed["question_verdict"] = asked
             if not withheld and bounds.unanswered(asked):
                 withheld, weighed["question_changed"] = True, "withheld"
             elif withheld and bounds.answered(asked):
                 withheld, lines_stand, weighed["question_changed"] = False, True, "lines"
+        # A reply to a yes-or-no question that opens "No" where the lines say yes, or the other way round, and then
+        # restates the line that says so ("No, … The passage states that staff can swap … without asking"): the
+        # aligner and the check bear its restatement out. The larger model's own Yes or No over the same lines,
+        # when surely the other way, lets the lines stand in for it; and where they stand in for a reply the rule
+        # withheld (the probe reads them as answering), its Yes or No, when surely the same as the reply's and the
+        # reply makes no figure up, opens them: "No. The documents say: …" (README "The larger model's own Yes or
+        # No"). The rest of that reply stays the model's guess: the lines are what bears the word out.
+        says = None if withheld or refusal or (unsupported and strong) else reply_says(question, clean)
+        if (says is not None and hasattr(check, "yes_or_no") and language == DEFAULT_LANGUAGE
+                and bounds.reads_yes_no()):
+            weighed["yes_no_verdict"] = own = check.yes_or_no(question, closest()[:QUESTION_LINES])
+            if not lines_stand and bounds.contradicts(says, own):
+                lines_stand, weighed["contradicted"] = True, True
+            elif lines_stand and not invented and bounds.agrees(says, own):
+                weighed["agreed"] = True
         if withheld:
             # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
             lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
@@ -430,7 +453,9 @@ def align(
         # documents say about the question instead.
         lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
         quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
-        text = FALLBACK_PREFIX + " ".join(_cite(q.text, q.passage) for q in quotes)
+        # The Yes or No that both the reply and the larger model give, when they do, opens the lines.
+        opening = f"{reply_says(question, clean).capitalize()}. " if weighed.get("agreed") else ""
+        text = opening + FALLBACK_PREFIX + " ".join(_cite(q.text, q.passage) for q in quotes)
         return Support(text, [SentenceSupport(q.text, i, q.passage) for i, q in enumerate(quotes)], quotes, True,
                        **weighed)
 

@@ -19,7 +19,7 @@ from rag.answer import fixed_messages
 from rag.components import (check_model_name, embedder_folder, load_chat_model, load_check_model, load_embedder,
                             load_reranker, open_document_index, resolve_chat_model)
 from rag.config import HearthConfig, model_allowed
-from rag.confirm import AnswerCheck, bounds_for
+from rag.confirm import AnswerCheck, CheckBounds, bounds_for
 from rag.crosslingual import LanguageNotice, language_notice
 from rag.errors import IndexDamaged, StoreError
 from rag.ingest import IngestReport, Progress, forget, ingest
@@ -73,6 +73,7 @@ class Hearth(Questions):
         chat_model: ChatModel | None = None,
         check_model: ChatModel | None = None,
         probe: Probe | None = None,
+        check_bounds: CheckBounds | None = None,
     ) -> None:
         self.config = config
         self._embedder = embedder
@@ -87,6 +88,9 @@ class Hearth(Questions):
         # The probe that reads the checker's state on the question's lines (rag/probe.py): None, the one that
         # ships for the checker. A benchmark passes one fitted without the office it asks about.
         self._probe = probe
+        # How the checker's verdicts are read: None, the bounds chosen for it (rag.confirm.bounds_for). A benchmark
+        # passes others to measure a bound it has not chosen yet.
+        self._check_bounds = check_bounds
         self._manifest: Manifest | None = None
         self._reranker: Reranker | None = None
         self.memory_plan: MemoryPlan | None = None  # how the chat model was placed, when Hearth chose it
@@ -229,7 +233,8 @@ class Hearth(Questions):
         from inference.models import DEFAULT_CHAT_MODEL
 
         name = self._checker_name or self.config.chat_model or DEFAULT_CHAT_MODEL
-        return AnswerCheck(lambda: self.check_model, cancel=cancel, bounds=bounds_for(name), probe=self._probe)
+        return AnswerCheck(lambda: self.check_model, cancel=cancel, bounds=self._check_bounds or bounds_for(name),
+                           probe=self._probe)
 
     def load_chat_model(self, name: str) -> ChatModel:
         """A newly loaded chat model from the library (not the service's own), e.g. for an API request naming

@@ -312,6 +312,23 @@ def test_a_no_to_a_yes_no_question_needs_a_line_that_says_no(question, reply, li
     assert abstain.unfounded_no(question, reply, lines) is unfounded
 
 
+@pytest.mark.parametrize(("question", "reply", "says"), [
+    ("Can I take the van home?", "Yes, you may.", "yes"),
+    ("I'm 23 and passed my test five years ago. Can I take one of the vans out?", "No, drivers must be over 25.",
+     "no"),
+    ("A client sent me wine. May I keep it?", "Unfortunately, no. Gifts go to the office.", "no"),
+    ("Is there parking?", "**Yes** - bays V1 to V3.", "yes"),
+    # Neither: a reply that opens otherwise, "No one …", a question not answered by yes or no.
+    ("Can I take the van home?", "The vans stay in the yard.", None),
+    ("Is anyone on call tonight?", "No one is on call.", None),
+    ("Who approves trips? Is it Ana?", "Yes, Ana.", "yes"),
+    ("Is it Ana? Who approves trips?", "Yes, Ana.", None),
+    ("If I lose a radio, will it come out of my salary?", "No.", None),
+])
+def test_what_a_reply_to_a_yes_no_question_opens_with(question, reply, says):
+    assert abstain.reply_says(question, reply) == says
+
+
 def test_a_no_the_notes_do_not_say_is_not_found_and_one_they_say_stands(hearth):
     # The printer note says nothing of a fee: the model's "No" comes from the line on who orders toner, which the
     # aligner bears out on middling evidence (0.59), where a reply it bears out would stand.
