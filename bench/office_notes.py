@@ -2,7 +2,8 @@
 keep a right reply where they do? (#23, README "Not found is an answer")
 
     python -m bench.office_notes [--json] [--offices NAME,...|held-out] [--threads N] [--details FILE] [--cache DIR]
-                                 [--probe shipped|left-out [--features FILE]]
+                                 [--probe shipped|left-out [--features FILE]] [--yes-no] [--answerable]
+                                 [--contradicted-from X] [--agreed-from X]
 
 bench/data/office_notes.json holds fifty-five fictional offices, each five short notes with ten questions they
 answer (with a phrase a right reply holds) and ten about the same office they do not. The first two are the ones
@@ -36,6 +37,12 @@ on 2 CPU cores with the larger checker, some seven hours for all fifty-five. The
 (JSON with --json), progress to stderr; --details writes one JSON line per question (the reply, what was
 shown, what the not-found rule weighed, the model's check, the probe's score and what it changed, the quotes
 shown, and the passages; `python -m bench.replay_ideas bounds FILE` replays the probe's bounds on them).
+
+Answerable yes-or-no questions have their right "yes" or "no" in bench/data/office_yes_no.json (written apart by two
+sessions given only the notes): the table also counts those whose reply, and whose answer as shown, opens with the
+wrong word, and the answers the larger model's own Yes or No changed (rag.confirm.CheckBounds.contradicted_from,
+agreed_from; --contradicted-from and --agreed-from read it with other bounds, `python -m bench.replay_ideas yes-no
+FILE` replays them). --yes-no and --answerable ask only those kinds of question (the bars are then not read).
 
 The probe that reads the question's lines (rag/probe.py) was fitted on every office but the held-out ones, so on
 any other office it reads questions it was fitted on, and that office's figures flatter it.
@@ -73,6 +80,15 @@ class Office:
     unanswerable: list[str]
 
 
+YES_NO = Path(__file__).resolve().parent / "data" / "office_yes_no.json"
+
+
+def load_yes_no(path: Path = YES_NO) -> dict[tuple[str, str], str]:
+    """The right "yes" or "no" to each answerable yes-or-no question that has one, by (office, question)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {(d["office"], d["question"]): d["answer"] for d in data["answers"] if d["answer"] in ("yes", "no")}
+
+
 def load(path: Path = DATA) -> list[Office]:
     """The offices of the data file, checked: every right-reply phrase is in one of its office's notes."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -90,10 +106,15 @@ def load(path: Path = DATA) -> list[Office]:
 
 def run_office(office: Office, model: Any, root: Path, *, threads: int | None, details: IO[str] | None = None,
                log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
-               checker: tuple[str, Any] | None = None, probe: Any = None) -> dict[str, Any]:
-    """Index one office into a fresh data folder under `root` and ask all its questions; returns its counts.
+               checker: tuple[str, Any] | None = None, probe: Any = None, bounds: Any = None,
+               yes_no: dict[tuple[str, str], str] | None = None, asks: Callable[[str, bool], bool] | None = None,
+               ) -> dict[str, Any]:
+    """Index one office into a fresh data folder under `root` and ask its questions; returns its counts.
     `checker`: the name and loaded model that check answers' lines, as Hearth would load them (None: the chat
-    model checks); `probe`: the probe that reads the question's lines (None: the one that ships)."""
+    model checks); `probe`: the probe that reads the question's lines (None: the one that ships); `bounds`: how
+    the checker's verdicts are read (None: as they ship); `yes_no`: the right "yes" or "no" to answerable
+    yes-or-no questions (`load_yes_no`); `asks(question, answerable)`: which questions are asked (None: all)."""
+    from rag.abstain import reply_says
     from rag.components import CHECK_WITH_CHAT
     from rag.service import Hearth, HearthConfig
 
@@ -103,19 +124,22 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
         (folder / name).write_text(text, encoding="utf-8")
     config = HearthConfig(data_dir=root / office.name / "data", n_threads=threads, embed_threads=threads,
                           check_model=checker[0] if checker else CHECK_WITH_CHAT)
-    hearth = Hearth(config, chat_model=model, check_model=checker[1] if checker else None, probe=probe)
+    hearth = Hearth(config, chat_model=model, check_model=checker[1] if checker else None, probe=probe,
+                    check_bounds=bounds)
     bounds = hearth.answer_check().bounds
     report = hearth.ingest([folder])
     if report.added != len(office.notes):
         raise RuntimeError(f"office {office.name}: {report.added} of {len(office.notes)} notes indexed")
     # "checked_out": questions given up only because the model said the answer's line does not give the reply
     # (rag/confirm.py); without that check they would have been answered: the baseline, in the same run.
-    counts = {"answerable": len(office.answerable), "withheld": 0, "right": 0, "right_shown": 0,
-              "unanswerable": len(office.unanswerable), "answered": 0,
+    asked = [(q, p) for q, p in [*office.answerable, *((q, None) for q in office.unanswerable)]
+             if asks is None or asks(q, p is not None)]
+    counts = {"answerable": sum(p is not None for _, p in asked), "withheld": 0, "right": 0, "right_shown": 0,
+              "unanswerable": sum(p is None for _, p in asked), "answered": 0,
               "checked_out_answerable": 0, "checked_out_right": 0, "checked_out_unanswerable": 0,
-              **dict.fromkeys(QUESTION_KEYS, 0)}
+              **dict.fromkeys(QUESTION_KEYS, 0), **dict.fromkeys(YES_NO_KEYS, 0)}
+    yes_no = yes_no or {}
     t0 = time.perf_counter()
-    asked = [*office.answerable, *((q, None) for q in office.unanswerable)]
     for i, (question, phrase) in enumerate(asked, 1):
         out = hearth.ask(question)
         support = out.support
@@ -131,6 +155,18 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
         changed = support.question_changed if support is not None else None
         if changed:  # what the larger model's verdict on the question's lines changed (rag.quotes.align)
             counts[f"question_{changed}_{'answerable' if phrase is not None else 'unanswerable'}"] += 1
+        # An answerable yes-or-no question: does the reply, and the answer as shown, open with the right word?
+        gold = yes_no.get((office.name, question)) if phrase is not None else None
+        said = reply_says(question, out.text) if gold else None
+        said_shown = reply_says(question, shown["answer"]) if gold and not withheld else None
+        if gold:
+            counts["yes_no"] += 1
+            counts["yes_no_reply_wrong"] += said is not None and said != gold
+            counts["yes_no_shown_wrong"] += said_shown is not None and said_shown != gold
+            counts["yes_no_shown_right"] += said_shown == gold
+        kind = "answerable" if phrase is not None else "unanswerable"
+        counts[f"contradicted_{kind}"] += bool(support is not None and support.contradicted)
+        counts[f"agreed_{kind}"] += bool(support is not None and support.agreed)
         if phrase is not None:
             counts["withheld"] += withheld
             counts["right"] += right
@@ -153,6 +189,11 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
                 "question_verdict": support.question_verdict if support is not None else None,
                 "question_changed": support.question_changed if support is not None else None,
                 "probe_left_out": probe is not None,
+                # the larger model's own Yes or No over those lines, and whether it contradicted the reply's (the
+                # lines stood in for it) or agreed with it (it stood instead of them); the right "yes" or "no"
+                "yes_no_verdict": support.yes_no_verdict if support is not None else None,
+                "contradicted": bool(support is not None and support.contradicted),
+                "agreed": bool(support is not None and support.agreed), "yes_no": gold,
                 # the quotes shown: for "not found" the lines closest to the question, those that would stand in
                 # for the reply were the probe's bounds to let them (a replay of other bounds reads them)
                 "quotes": [q.text for q in support.quotes] if support is not None else [],
@@ -167,10 +208,17 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
 
 def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details: IO[str] | None = None,
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
-        check_model: str | None = None, probes: dict[str, Any] | None = None) -> dict[str, Any]:
+        check_model: str | None = None, probes: dict[str, Any] | None = None,
+        contradicted_from: float | None = None, agreed_from: float | None = None,
+        asks: Callable[[str, bool], bool] | None = None) -> dict[str, Any]:
     """Every office in turn, with one chat model; the summary with each office's counts and their sum.
     `check_model`: HearthConfig.check_model ("chat": the chat model checks answers; None: as Hearth chooses);
-    `probes`: by office, the probe that reads its questions' lines instead of the one that ships."""
+    `probes`: by office, the probe that reads its questions' lines instead of the one that ships;
+    `contradicted_from`, `agreed_from`: the checker's bounds on a reply's Yes or No it answers the other way or the
+    same (rag.confirm.CheckBounds), instead of those that ship; `asks(question, answerable)`: which questions are
+    asked (None: all)."""
+    import dataclasses
+
     from inference.llm import LlamaCppModel
     from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
     from rag.components import check_model_name
@@ -182,6 +230,16 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
     name = check_model_name(HearthConfig(data_dir=cache, check_model=check_model))
     checker = (name, LlamaCppModel(chat_model_path(name, cache), n_ctx=1024, n_threads=threads or 2)) if name else None
     summary["check_model"] = name or DEFAULT_CHAT_MODEL
+    bounds = None
+    if contradicted_from is not None or agreed_from is not None:
+        shipped = bounds_for_name(summary["check_model"])
+        bounds = dataclasses.replace(shipped, contradicted_from=shipped.contradicted_from if contradicted_from is None
+                                     else contradicted_from,
+                                     agreed_from=shipped.agreed_from if agreed_from is None else agreed_from)
+    read = bounds or bounds_for_name(summary["check_model"])
+    summary["contradicted_from"], summary["agreed_from"] = read.contradicted_from, read.agreed_from
+    summary["subset"] = asks is not None
+    yes_no = load_yes_no()
     probes = probes or {}
     summary["probe_left_out"] = sorted(probes)  # the offices scored by a probe fitted without them
     try:
@@ -189,7 +247,8 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
             for office in offices:
                 summary["offices"][office.name] = run_office(office, model, Path(tmp), threads=threads,
                                                              details=details, log=log, checker=checker,
-                                                             probe=probes.get(office.name))
+                                                             probe=probes.get(office.name), bounds=bounds,
+                                                             yes_no=yes_no, asks=asks)
     finally:
         model.close()
         if checker:
@@ -205,15 +264,31 @@ QUESTION_KEYS = tuple(f"question_{change}_{kind}" for change in ("withheld", "li
                       for kind in ("answerable", "unanswerable"))
 
 
+# Answerable yes-or-no questions with a right "yes" or "no" (bench/data/office_yes_no.json): how many, those whose
+# reply opens with the wrong one, those whose answer as shown does (the lines standing in open with neither), and
+# those whose answer as shown opens with the right one; and questions whose reply the lines stood in for because
+# the larger model answered them the other way (rag.confirm.CheckBounds.contradicts), and replies that stood
+# instead of the lines because it answered them the same way (`agrees`), by kind.
+YES_NO_KEYS = ("yes_no", "yes_no_reply_wrong", "yes_no_shown_wrong", "yes_no_shown_right", "contradicted_answerable",
+               "contradicted_unanswerable", "agreed_answerable", "agreed_unanswerable")
+
+
 def total(offices: dict[str, dict[str, Any]]) -> dict[str, int]:
     """The offices' counts added up."""
     keys = ("answerable", "withheld", "right", "right_shown", "unanswerable", "answered", "checked_out_answerable",
-            "checked_out_right", "checked_out_unanswerable", *QUESTION_KEYS)
+            "checked_out_right", "checked_out_unanswerable", *QUESTION_KEYS, *YES_NO_KEYS)
     return {k: sum(o.get(k, 0) for o in offices.values()) for k in keys}
 
 
 # The hidden check of #23 on five questions of each kind: at most 1 answerable withheld, at least 3 right, at
 # most 1 unanswerable answered; an office's ten of each meet it at twice those counts.
+def bounds_for_name(name: str) -> Any:
+    """The bounds a checker's verdicts are read with as Hearth ships them."""
+    from rag.confirm import bounds_for
+
+    return bounds_for(name)
+
+
 def meets_bars(o: dict[str, Any]) -> bool:
     """Whether an office's counts are within the hidden check's bars (scaled to its number of questions)."""
     scale = o["answerable"] / 5
@@ -231,8 +306,8 @@ def format_table(summary: dict[str, Any]) -> str:
              "question", "bars", "s/question")]
     offices = summary["offices"]
     for name, o in [*offices.items(), ("total", summary["total"])]:
-        bars = f"{sum(map(meets_bars, offices.values()))}/{len(offices)}" if name == "total" else (
-            "yes" if meets_bars(o) else "no")
+        bars = "-" if summary.get("subset") else f"{sum(map(meets_bars, offices.values()))}/{len(offices)}" if (
+            name == "total") else ("yes" if meets_bars(o) else "no")
         rows.append((name, str(o["answerable"]), str(o["withheld"]), str(o["right"]), str(o.get("right_shown", "")),
                      str(o["unanswerable"]), str(o["answered"]), f"{o['checked_out_answerable']} "
                      f"({o['checked_out_right']} right) / {o['checked_out_unanswerable']}",
@@ -243,6 +318,17 @@ def format_table(summary: dict[str, Any]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     m = summary["machine"]
     lines.append(f"answers checked by: {summary.get('check_model')}")
+    t = summary["total"]
+    if t.get("yes_no") or t.get("contradicted_answerable") or t.get("contradicted_unanswerable"):
+        lines.append(f"yes-or-no answerable questions: {t['yes_no']}; the reply opens with the wrong word "
+                     f"{t['yes_no_reply_wrong']}, as shown {t['yes_no_shown_wrong']} (the right one "
+                     f"{t['yes_no_shown_right']}); lines stood in for a contradicted Yes or No "
+                     f"{t['contradicted_answerable']} / {t['contradicted_unanswerable']}, a reply for the lines "
+                     f"where it agreed {t.get('agreed_answerable', 0)} / {t.get('agreed_unanswerable', 0)} "
+                     f"(answerable / unanswerable; bounds {summary.get('contradicted_from')}, "
+                     f"{summary.get('agreed_from')})")
+    if summary.get("subset"):
+        lines.append("only some of each office's questions were asked: the bars are not read")
     if summary.get("probe_left_out"):
         lines.append("question's lines read by a probe fitted without the office: "
                      + ", ".join(summary["probe_left_out"]))
@@ -269,9 +355,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--features", type=Path, default=None, metavar="FILE",
                         help="with --probe left-out: the states the probes are fitted on, read where one lacks "
                              "(default: question_states.jsonl in --cache, as bench.question_probe keeps them)")
+    parser.add_argument("--yes-no", action="store_true", help="only the questions answered by yes or no")
+    parser.add_argument("--answerable", action="store_true", help="only the questions the notes answer")
+    parser.add_argument("--contradicted-from", type=float, default=None, metavar="X",
+                        help="the checker's bound on a Yes or No it contradicts (rag.confirm.CheckBounds."
+                             "contradicted_from) instead of the one that ships: 0 lets the lines stand in wherever "
+                             "the larger model answers the other way, so that `bench.replay_ideas yes-no` can "
+                             "read any bound")
+    parser.add_argument("--agreed-from", type=float, default=None, metavar="X",
+                        help="the checker's bound on a Yes or No it agrees with (rag.confirm.CheckBounds.agreed_from) "
+                             "instead of the one that ships")
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error("--threads must be at least 1")
+    for option, value in (("--contradicted-from", args.contradicted_from), ("--agreed-from", args.agreed_from)):
+        if value is not None and not value >= 0:
+            parser.error(f"{option} must be a number, 0 or more")
     offices = load()
     if args.offices:
         from bench.question_probe import HELD_OUT
@@ -301,8 +400,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 threads=args.threads, layer=LAYER)
     details = args.details.open("w", encoding="utf-8") if args.details is not None else None
     try:
+        asks = None
+        if args.yes_no or args.answerable:
+            from rag.abstain import asks_yes_no
+
+            def asks(question: str, answerable: bool) -> bool:
+                return (not args.yes_no or asks_yes_no(question)) and (not args.answerable or answerable)
+
         summary = run(offices, threads=args.threads, cache=args.cache, details=details, check_model=args.check_model,
-                      probes=probes)
+                      probes=probes, contradicted_from=args.contradicted_from, agreed_from=args.agreed_from,
+                      asks=asks)
     finally:
         if details is not None:
             details.close()

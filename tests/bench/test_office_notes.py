@@ -96,3 +96,44 @@ def test_an_unknown_probe_is_a_usage_error(capsys):
 def test_the_hidden_checks_bars_scale_from_five_questions_to_ten(withheld, right, answered, meets):
     counts = {"answerable": 10, "withheld": withheld, "right": right, "unanswerable": 10, "answered": answered}
     assert office_notes.meets_bars(counts) is meets
+
+
+def test_every_right_yes_or_no_is_of_an_answerable_yes_no_question_and_its_line_is_in_the_notes():
+    from rag.abstain import asks_yes_no
+
+    offices = {o.name: o for o in office_notes.load()}
+    data = json.loads(office_notes.YES_NO.read_text(encoding="utf-8"))["answers"]
+    seen = set()
+    for d in data:
+        office = offices[d["office"]]
+        assert d["question"] in dict(office.answerable) and asks_yes_no(d["question"]), d
+        assert d["answer"] in ("yes", "no", "depends")
+        assert any(d["line"] in note for note in office.notes.values()), d
+        seen.add((d["office"], d["question"]))
+    # Every answerable yes-or-no question has its entry, and each only one.
+    assert len(seen) == len(data) == sum(asks_yes_no(q) for o in offices.values() for q, _ in o.answerable)
+    gold = office_notes.load_yes_no()
+    assert len(gold) == sum(d["answer"] != "depends" for d in data) and set(gold.values()) == {"yes", "no"}
+
+
+def test_the_table_counts_yes_or_no_replies_and_a_subset_reads_no_bars():
+    yes_no = {"yes_no": 5, "yes_no_reply_wrong": 2, "yes_no_shown_wrong": 1, "yes_no_shown_right": 3,
+              "contradicted_answerable": 1, "contradicted_unanswerable": 0, "agreed_answerable": 2,
+              "agreed_unanswerable": 1}
+    o = {"answerable": 5, "withheld": 0, "right": 4, "right_shown": 5, "unanswerable": 0, "answered": 0,
+         "checked_out_answerable": 0, "checked_out_right": 0, "checked_out_unanswerable": 0, **yes_no}
+    summary = {"machine": {"cpus": 2, "load_average": 0.5}, "offices": {"a": o},
+               "total": office_notes.total({"a": o}), "subset": True, "contradicted_from": 0.0, "agreed_from": None}
+    text = office_notes.format_table(summary)
+    assert ("yes-or-no answerable questions: 5; the reply opens with the wrong word 2, as shown 1 (the right one 3); "
+            "lines stood in for a contradicted Yes or No 1 / 0, a reply for the lines where it agreed 2 / 1 "
+            "(answerable / unanswerable; bounds 0.0, None)") in text
+    assert text.splitlines()[1].split()[-1] == "-" and "the bars are not read" in text  # no s/question kept
+
+
+@pytest.mark.parametrize("option", ["--contradicted-from", "--agreed-from"])
+@pytest.mark.parametrize("value", ["-1", "nan"])
+def test_a_negative_yes_or_no_bound_is_a_usage_error(capsys, option, value):
+    with pytest.raises(SystemExit) as exc:
+        office_notes.main(["--offices", "first", option, value])
+    assert exc.value.code == 2 and f"{option} must be a number, 0 or more" in capsys.readouterr().err
