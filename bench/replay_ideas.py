@@ -24,6 +24,13 @@ outcome (the models run deterministically, so it would come out the same):
                rule lets stand is withheld, from the second the lines stand in for one it withholds), a grid of
                pairs replayed on the stored outcomes (no model; it needs details that keep the probe's score,
                what it changed and the quotes shown: bench.office_notes and bench.quotes --details write them)
+  yes-no       the bounds on the larger model's own Yes or No (rag.confirm.CheckBounds): from which one answered
+               the other way lets the lines stand in for a reply's, and from which one answered the same way opens
+               the lines that stand in for a withheld reply; a grid swept on a run of bench.office_notes
+               --contradicted-from 0: per pair, the answerable yes-or-no questions whose answer as shown opens
+               with the wrong word or the right one (bench/data/office_yes_no.json) and holds the phrase, and the
+               answers changed; where the run did not read the model's Yes or No, it is read first (the larger
+               model, some 10 s a question)
 Counts are answerable questions withheld / right (the reply holds the phrase) / unanswerable ones answered, as
 stored and with the idea. The table goes to stdout (JSON with --json), progress to stderr. Some 5-20 s a question
 asked again on 2 CPU cores.
@@ -33,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -41,8 +47,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.abstain_signals import auc
+from rag.abstain import asks_yes_no
 
-IDEAS = ("cascade", "refusal", "quote-first", "lines", "open", "realign", "none", "bounds", "lines-large")
+IDEAS = ("cascade", "refusal", "quote-first", "lines", "open", "realign", "none", "bounds", "lines-large", "yes-no")
+YES_NO_BOUNDS = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, None)  # None: the lines never stand in
 DEFAULT_CACHE = Path(".data/bench-office")
 QUOTE_FIRST = (
     "You are Hearth, an assistant for an office. Answer the question using only the numbered passages from the "
@@ -54,13 +62,6 @@ OPEN_QUESTION = "What do the passages say about this question: {question}"
 NONE_SYSTEM = "You read an office's documents and answer only from them."
 NONE_ASK = "Copy the exact words of the passages that answer the question. If no passage answers it, write NONE."
 BOUNDS = (0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70)
-
-
-def asks_yes_no(question: str) -> bool:
-    """Whether a question's last sentence is one answered by yes or no ("A client sent me wine. May I keep it?")."""
-    from rag.abstain import YES_NO_VERBS
-
-    return re.search(rf"(?:^|[.!?]\s+)\W*(?:{YES_NO_VERBS})\b[^.!?]*\??\s*$", question.strip(), re.I) is not None
 
 
 def phrases(row: dict[str, Any]) -> list[str]:
@@ -198,6 +199,102 @@ def realigned(row: dict[str, Any], hits: Sequence[Any], align_reply: Callable[[]
     return {"after": (support.abstained, shown), "shown": support.text, "question_verdict": support.question_verdict}
 
 
+def yes_no_outcome(row: dict[str, Any], contradicted_from: float | None,
+                   agreed_from: float | None) -> tuple[bool, bool, str | None]:
+    """(contradicted, agreed, the answer as shown) of a stored question had the larger model's own Yes or No been
+    read with these bounds (rag.confirm.CheckBounds; None: never). Where the lines stood in for a reply the rule
+    withheld, the reply's Yes or No opens them when the model agrees (unless the reply makes a figure up); elsewhere
+    a contradicting one lets the lines stand in for the reply shown. The answer is None where the run did not keep
+    it (lines it never showed); a reply shown again is read as the model wrote it."""
+    from rag.abstain import invented_figures, reply_says
+
+    verdict, said = row.get("yes_no_verdict"), reply_says(row["question"], row.get("reply") or "")
+    if verdict is None or said is None or row["withheld"]:
+        return bool(row.get("contradicted")), bool(row.get("agreed")), row.get("shown")
+    sure = abs(verdict)
+    if row.get("question_changed") == "lines":  # the lines stood in for a reply the rule withheld
+        texts = [row["question"]] + [f"{p.get('heading') or ''} {p.get('text', '')}" for p in row.get("passages", [])]
+        same = (verdict > 0) == (said == "yes") and verdict != 0
+        agreed = (same and agreed_from is not None and sure >= agreed_from
+                  and not invented_figures(row.get("reply") or "", texts))
+        lines = row.get("shown") or ""
+        if row.get("agreed"):  # the run opened them with the word: the lines alone
+            lines = lines.split(". ", 1)[-1]
+        return False, agreed, f"{said.capitalize()}. {lines}" if agreed else lines
+    against = (verdict < 0) == (said == "yes") and verdict != 0
+    contradicted = against and contradicted_from is not None and sure >= contradicted_from
+    if contradicted == bool(row.get("contradicted")):
+        return contradicted, False, row.get("shown")
+    return contradicted, False, None if contradicted else row.get("reply")
+
+
+def yes_no_sweep(rows: Sequence[dict[str, Any]], contradicted: Sequence[float | None] = YES_NO_BOUNDS,
+                 agreed: Sequence[float | None] = YES_NO_BOUNDS) -> list[dict[str, Any]]:
+    """Per pair of bounds: the answerable yes-or-no questions with a right word (their "yes_no") whose answer as
+    shown opens with the wrong word and with the right one, and holds the phrase; the replies the lines stood in
+    for and the lines a reply's word opened, by kind; and how many answers the run did not keep."""
+    from rag.abstain import reply_says
+
+    out = []
+    for c_bound in contradicted:
+        for a_bound in agreed:
+            c = {"contradicted_from": c_bound, "agreed_from": a_bound, "wrong": 0, "right_word": 0, "right_shown": 0,
+                 "contradicted": [0, 0], "agreed": [0, 0], "unknown": 0}
+            for r in rows:
+                if r["withheld"]:
+                    continue
+                was_contradicted, was_agreed, shown = yes_no_outcome(r, c_bound, a_bound)
+                c["contradicted"][0 if r["answerable"] else 1] += was_contradicted
+                c["agreed"][0 if r["answerable"] else 1] += was_agreed
+                if not r.get("yes_no"):
+                    continue
+                if shown is None:
+                    c["unknown"] += 1
+                    continue
+                word = reply_says(r["question"], shown)
+                c["wrong"] += word is not None and word != r["yes_no"]
+                c["right_word"] += word == r["yes_no"]
+                c["right_shown"] += holds(r, shown)
+            out.append(c)
+    return out
+
+
+def _read_yes_no(rows: Sequence[dict[str, Any]], *, cache: Path, threads: int,
+                 log: Callable[[str], None]) -> None:
+    """The larger model's own Yes or No, where a run did not read it (one with its bounds unset, or before it was
+    read where the lines stood in): each such reply aligned again as `ask` does, with the bounds that ship and
+    the model asked. Rows are updated in place; none left to read loads no model."""
+    import dataclasses
+
+    from inference.llm import LlamaCppModel
+    from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
+    from rag.abstain import reply_says
+    from rag.components import check_model_name
+    from rag.confirm import AnswerCheck, bounds_for
+    from rag.quotes import align, opens_refusal
+    from rag.service import Hearth, HearthConfig
+    from rag.store import Hit
+
+    unread = [r for r in rows if not r["withheld"] and r.get("yes_no_verdict") is None
+              and reply_says(r["question"], r.get("reply") or "") is not None  # a refusal ("No, the documents
+              and not opens_refusal(r.get("reply") or "", final=True)]  # do not say.") is never asked about
+    if not unread:
+        return
+    hearth = Hearth(HearthConfig(data_dir=cache / "replay", n_threads=threads, embed_threads=threads))
+    name = check_model_name(HearthConfig(data_dir=cache)) or DEFAULT_CHAT_MODEL
+    big = LlamaCppModel(chat_model_path(name, cache), n_ctx=4096, n_threads=threads)
+    check = AnswerCheck(big, bounds=dataclasses.replace(bounds_for(name), contradicted_from=0.0, agreed_from=None))
+    try:
+        for i, r in enumerate(unread, 1):
+            hits = [Hit.from_json(p) for p in r["passages"]]
+            support = align(r["reply"], r["question"], hits, embedder=hearth.embedder, rarity=r.get("rarity"),
+                            check=check)
+            r["yes_no_verdict"] = support.yes_no_verdict
+            log(f"[{i}/{len(unread)}] {support.yes_no_verdict}: {r['question']}")
+    finally:
+        big.close()
+
+
 def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | None = None,
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
     import rag.answer as A
@@ -223,6 +320,15 @@ def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | Non
                 "after": counts([dict(r, o=probe_outcome(r, low, high)[:2]) for r in rows_in], "o"),
                 "shipped": [low, high], "scored": sum(r.get("question_verdict") is not None for r in rows_in),
                 "sweep": bounds_sweep(rows_in)}
+    if idea == "yes-no":  # the stored verdicts, read with each pair of bounds
+        rows_in = rows_in[:limit]
+        _read_yes_no(rows_in, cache=cache, threads=threads, log=log)
+        return {"idea": idea, "details": str(details),
+                "before": counts([dict(r, o=stored(r, as_shown=True)) for r in rows_in], "o"),
+                "after": counts([dict(r, o=stored(r, as_shown=True)) for r in rows_in], "o"),
+                "yes_no": sum(bool(r.get("yes_no")) and not r["withheld"] for r in rows_in),
+                "verdicts": sum(r.get("yes_no_verdict") is not None for r in rows_in),
+                "yes_no_sweep": yes_no_sweep(rows_in)}
     if idea == "quote-first":
         rows_in = [r for r in rows_in if r["answerable"]]
     rows_in = rows_in[:limit]
@@ -347,6 +453,24 @@ def format_table(summary: dict[str, Any]) -> str:
             out.append(f"| {low:+.2f} | " + " | ".join(row) + " |")
         if any(s["inexact"] for s in pairs):
             out.append("?: right as shown is inexact for some questions (bench.replay_ideas.probe_outcome)")
+    if summary.get("yes_no_sweep"):
+        out.append(f"answerable yes-or-no questions shown, with a right word: {summary['yes_no']}; read by the larger "
+                   f"model: {summary['verdicts']}")
+        cells = {(c["contradicted_from"], c["agreed_from"]): c for c in summary["yes_no_sweep"]}
+        agreed = list(dict.fromkeys(c["agreed_from"] for c in summary["yes_no_sweep"]))
+
+        def name(bound: float | None) -> str:
+            return "never" if bound is None else f"{bound:.1f}"
+
+        out.append("contradicted (rows) / agreed (columns): wrong word shown / right word shown / phrase shown "
+                   "(lines for a reply, answerable / lines opened by the word, answerable); ?: answers not kept")
+        out.append("| contradicted \\ agreed | " + " | ".join(name(a) for a in agreed) + " |")
+        out.append("|---" * (len(agreed) + 1) + "|")
+        for c_bound in dict.fromkeys(c["contradicted_from"] for c in summary["yes_no_sweep"]):
+            row = [cells[(c_bound, a)] for a in agreed]
+            out.append(f"| {name(c_bound)} | " + " | ".join(
+                f"{c['wrong']} / {c['right_word']} / {c['right_shown']} ({c['contradicted'][0]} / {c['agreed'][0]})"
+                + (f" ?{c['unknown']}" if c["unknown"] else "") for c in row) + " |")
     for which, subsets in summary.get("auc", {}).items():
         out.append(f"NONE, {which} model: AUC " + ", ".join(
             f"{k} {'-' if v is None else f'{v:.2f}'}" for k, v in subsets.items()))

@@ -126,3 +126,66 @@ def test_the_probe_s_bounds_are_replayed_on_stored_outcomes(tmp_path, capsys):
     assert main(["bounds", str(details)]) == 0
     assert "| -0.25 | 0 / 2 / 1 / 0 | 1 / 1 / 1 / 0 | 1 / 1 / 1 / 0* |" in (
         capsys.readouterr().out)
+
+
+def test_the_bounds_on_the_larger_model_s_yes_or_no_are_replayed_on_stored_verdicts(tmp_path, capsys):
+    from bench.replay_ideas import yes_no_outcome, yes_no_sweep
+
+    q = "Can I take the van home?"
+    base = {"office": "first", "question": q, "passages": [{"text": "Vans stay in the yard overnight."}],
+            "quotes": [], "answerable": True, "phrase": "yard", "withheld": False, "right": True, "right_shown": True,
+            "yes_no": "no", "question_changed": None, "agreed": False}
+    lines = "The documents say: Vans stay in the yard overnight [1]."
+    rows = [
+        # "Yes" where the notes say no; the larger model said No (-2.2), so the lines stood in (a run at bound 0).
+        {**base, "reply": "Yes, you can take it home from the yard.", "yes_no_verdict": -2.2, "contradicted": True,
+         "shown": lines},
+        # A right "No" the model agreed with: it stands whatever the bound.
+        {**base, "reply": "No, vans stay in the yard.", "yes_no_verdict": -0.4, "contradicted": False,
+         "shown": "No, vans stay in the yard."},
+        # A right "No" the model answered the other way, faintly (0.7): the lines stood in at bound 0.
+        {**base, "reply": "No, it stays in the yard.", "yes_no_verdict": 0.7, "contradicted": True, "shown": lines},
+        # The rule withheld a right "No" and the lines stood in (the probe); the model says No (-1.5).
+        {**base, "reply": "No, vans stay in the yard.", "yes_no_verdict": -1.5, "contradicted": False,
+         "question_changed": "lines", "shown": lines},
+        # ...and a "No" with a made-up figure: never shown instead of the lines.
+        {**base, "reply": "No, vans stay in bay 12 of the yard.", "yes_no_verdict": -3.0, "contradicted": False,
+         "question_changed": "lines", "shown": lines},
+        # An unanswerable question's "Yes" the model answered No: the lines stood in, still an answer.
+        {**base, "answerable": False, "phrase": None, "yes_no": None, "right": False, "right_shown": False,
+         "reply": "Yes.", "yes_no_verdict": -1.0, "contradicted": True, "shown": lines},
+        # Withheld: nothing to read.
+        {**base, "withheld": True, "right": False, "right_shown": False, "reply": "Yes.", "yes_no_verdict": None,
+         "contradicted": False, "shown": "The documents do not seem to answer this question."},
+    ]
+    assert yes_no_outcome(rows[0], 0.0, None) == (True, False, lines)
+    assert yes_no_outcome(rows[0], 3.0, None) == (False, False, rows[0]["reply"])
+    assert yes_no_outcome(rows[2], 1.0, None) == (False, False, rows[2]["reply"])
+    assert yes_no_outcome(rows[1], 0.0, 0.0)[:2] == (False, False)
+    assert yes_no_outcome(rows[3], None, 1.0) == (False, True, "No. " + lines)
+    assert yes_no_outcome({**rows[3], "agreed": True, "shown": "No. " + lines}, None, None) == (False, False, lines)
+    assert yes_no_outcome(rows[3], None, 2.0) == (False, False, lines)
+    assert yes_no_outcome(rows[4], None, 0.0) == (False, False, lines)  # 12 is in no passage
+    # A run at a higher bound did not keep the lines a lower one would show.
+    assert yes_no_outcome({**rows[0], "contradicted": False, "shown": rows[0]["reply"]}, 2.0, None) == (
+        True, False, None)
+    by = {(s["contradicted_from"], s["agreed_from"]): s for s in yes_no_sweep(rows, (0.0, 1.0, 3.0, None),
+                                                                              (1.0, None))}
+    assert by[(0.0, None)] == {"contradicted_from": 0.0, "agreed_from": None, "wrong": 0, "right_word": 1,
+                               "right_shown": 5, "contradicted": [2, 1], "agreed": [0, 0], "unknown": 0}
+    assert by[(0.0, 1.0)]["right_word"] == 2 and by[(0.0, 1.0)]["agreed"] == [1, 0]
+    assert by[(0.0, 1.0)]["right_shown"] == 5  # the lines, opened by the word, still hold the phrase
+    assert by[(1.0, None)]["wrong"] == 0 and by[(1.0, None)]["right_word"] == 2
+    assert by[(1.0, None)]["contradicted"] == [1, 1]
+    assert by[(3.0, None)]["wrong"] == 1 and by[(3.0, None)]["right_word"] == 2
+    assert by[(None, None)] == {**by[(3.0, None)], "contradicted_from": None, "contradicted": [0, 0]}
+    details = tmp_path / "details.jsonl"
+    details.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["yes-no", str(details), "--json"]) == 0  # every verdict stored: no model is loaded
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["yes_no"] == 5 and summary["verdicts"] == 6 and summary["before"] == summary["after"]
+    assert main(["yes-no", str(details)]) == 0
+    out = capsys.readouterr().out
+    # Contradicted from 1.0: the reply for the lines where the model agrees from 0 to 1.5 (it said -1.5), not from 2.
+    assert "| 1.0 | " + " | ".join(["0 / 3 / 5 (1 / 1)"] * 4 + ["0 / 2 / 5 (1 / 0)"] * 6) + " |" in out.splitlines()
+    assert out.splitlines()[-1].startswith("| never | 1 / 3 / 5 (0 / 1) |")
