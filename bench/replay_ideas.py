@@ -136,7 +136,7 @@ def probe_outcome(row: dict[str, Any], low: float, high: float) -> tuple[bool, b
     stand in and the row kept no quotes (a details file written before they were kept)."""
     withheld, _ = stored(row)
     right_shown = stored(row, as_shown=True)[1]
-    from rag.quotes import _REFUSAL
+    from rag.abstain import REFUSAL
 
     score, changed = row.get("question_verdict"), row.get("question_changed")
     if score is None:
@@ -151,7 +151,7 @@ def probe_outcome(row: dict[str, Any], low: float, high: float) -> tuple[bool, b
     if score < low:
         return True, False, True
     if changed == "withheld":  # the probe withheld a reply the rule let stand: it is shown again
-        if _REFUSAL.match(row.get("reply") or ""):  # a refusal: the passages' lines stand in for it
+        if REFUSAL.match(row.get("reply") or ""):  # a refusal: the passages' lines stand in for it
             return lines
         return False, answerable and holds(row, row.get("reply")), not answerable
     return False, right_shown, True
@@ -268,10 +268,10 @@ def _read_yes_no(rows: Sequence[dict[str, Any]], *, cache: Path, threads: int,
 
     from inference.llm import LlamaCppModel
     from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
-    from rag.abstain import reply_says
+    from rag.abstain import opens_refusal, reply_says
     from rag.components import check_model_name
     from rag.confirm import AnswerCheck, bounds_for
-    from rag.quotes import align, opens_refusal
+    from rag.quotes import align
     from rag.service import Hearth, HearthConfig
     from rag.store import Hit
 
@@ -300,9 +300,10 @@ def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | Non
     import rag.answer as A
     from inference.llm import LlamaCppModel
     from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
+    from rag.abstain import opens_refusal
     from rag.components import check_model_name
     from rag.confirm import AnswerCheck, bounds_for
-    from rag.quotes import align, opens_refusal
+    from rag.quotes import align
     from rag.service import Hearth, HearthConfig
     from rag.store import Hit
 

@@ -85,6 +85,28 @@ def missing_share(weights: Mapping[str, float], hits: Sequence[_Passage], questi
     return missing / total
 
 
+# How a refusal opens: "I don't know.", "The documents do not say.", also after a "No," ("No, the documents do
+# not say.").
+_REFUSALS = ("i do not know", "i don't know", "i'm not sure", "i cannot find", "i cannot answer",
+             # plural and singular: the 0.5B model often writes "No, the passage does not say."
+             *(f"the {w} not {v}" for w in ("documents do", "passages do", "document does", "passage does")
+               for v in ("say", "contain", "mention")),
+             "there is no information", "there is no mention", "not mentioned in", "not stated in")
+REFUSAL = re.compile(r"^\s*(?:no[,.]\s*)?(?:" + "|".join(map(re.escape, _REFUSALS)) + ")",
+                     re.IGNORECASE)
+
+
+def opens_refusal(text: str, *, final: bool) -> bool | None:
+    """Whether a reply (as written so far, or whole when `final`) is a refusal; None while its opening may still
+    become one ("The", "No, the doc")."""
+    opening = " ".join(text.split()).casefold()
+    if REFUSAL.match(opening):
+        return True
+    if final:
+        return False
+    return None if any((lead + r).startswith(opening) for r in _REFUSALS for lead in ("", "no, ", "no. ")) else False
+
+
 def says_nothing(reply: str, file_names: Sequence[str]) -> bool:
     """Whether a reply holds no words but the passages' labels: "(notes.md, Travel)" and the like, each a
     parenthesis naming one of `file_names` (citations already removed)."""

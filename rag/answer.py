@@ -18,11 +18,12 @@ from typing import Any
 
 from inference.chat import ChatModel, Message
 from inference.llm import ContextOverflow
+from rag.abstain import opens_refusal
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect
 from rag.language import name as language_name
 from rag.loaders import HEADING_SEPARATOR
-from rag.quotes import Support, opens_refusal
+from rag.quotes import Support
 from rag.store import Hit
 from rag.table_result import TableResult
 

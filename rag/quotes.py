@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rag.abstain import (
-    WORD_PREFIX, YES_NO_VERBS, abstain_text, abstains, calibrated, evidence, invented_figures, lacks_asked_kind,
-    missing_share, only_thin_evidence, reply_says, says_nothing, unfounded_no,
+    REFUSAL, WORD_PREFIX, YES_NO_VERBS, abstain_text, abstains, calibrated, evidence, invented_figures,
+    lacks_asked_kind, missing_share, only_thin_evidence, reply_says, says_nothing, unfounded_no,
 )
 from rag.confirm import DEFAULT_BOUNDS, QUESTION_LINES
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
@@ -47,25 +47,6 @@ _EMPTY_SLOT = re.compile(
     r"\s*(?:\[\d{1,2}\]\s*)+[.!]?\s*$",
     re.IGNORECASE,
 )
-# How a refusal opens: "I don't know.", "The documents do not say.", also after a "No," ("No, the documents do
-# not say.").
-_REFUSALS = ("i do not know", "i don't know", "i'm not sure", "i cannot find", "i cannot answer",
-             # plural and singular: the 0.5B model often writes "No, the passage does not say."
-             *(f"the {w} not {v}" for w in ("documents do", "passages do", "document does", "passage does")
-               for v in ("say", "contain", "mention")),
-             "there is no information", "there is no mention", "not mentioned in", "not stated in")
-_REFUSAL = re.compile(r"^\s*(?:no[,.]\s*)?(?:" + "|".join(map(re.escape, _REFUSALS)) + ")", re.IGNORECASE)
-
-
-def opens_refusal(text: str, *, final: bool) -> bool | None:
-    """Whether a reply (as written so far, or whole when `final`) is a refusal; None while its opening may still
-    become one ("The", "No, the doc")."""
-    opening = " ".join(text.split()).casefold()
-    if _REFUSAL.match(opening):
-        return True
-    if final:
-        return False
-    return None if any((lead + r).startswith(opening) for r in _REFUSALS for lead in ("", "no, ", "no. ")) else False
 FALLBACK_PREFIX = "The documents say: "
 
 
@@ -353,7 +334,7 @@ def align(
             picks.append((text, None))
             continue
         said.append((text, vec))
-        if (score >= threshold or (all_exact and score >= rescue)) and not _REFUSAL.match(text):
+        if (score >= threshold or (all_exact and score >= rescue)) and not REFUSAL.match(text):
             chosen[j] = max(chosen.get(j, 0.0), score)
             picks.append((text, j))
         else:
@@ -362,7 +343,7 @@ def align(
     # A reply of citations and the passages' labels alone ("[3] (backup.html, 9.10.2. Restoring …)") says
     # nothing: the passages' lines stand in for it like for a refusal, but it is no sign they lack the answer.
     silent = says_nothing(clean, [PurePath(h.source).name for h in hits]) or (bool(picks) and not said)
-    refusal = silent or _REFUSAL.match(clean) is not None
+    refusal = silent or REFUSAL.match(clean) is not None
     # A reply that puts a citation where its answer goes ("The phone number of the travel desk is [1].") and
     # says nothing else did not find the answer: weak, like a refusal (a reply of labels alone is no such sign).
     unfilled = not said and any(t.strip() in emptied for t in sentences)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from bench.office_notes import load, run_office
-from rag.quotes import opens_refusal
+from rag.abstain import opens_refusal
 
 ROOT = Path(__file__).resolve().parents[2]
 

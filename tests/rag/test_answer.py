@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from inference.errors import Cancelled
+from rag.abstain import opens_refusal
 from rag.answer import (
     ANSWER_PROMPT,
     NOTHING_FOUND,
@@ -23,7 +24,6 @@ from rag.answer import (
     copies_header,
     fixed_messages,
 )
-from rag.quotes import opens_refusal
 from rag.store import Hit
 from tests.fakes import ScriptedModel
 
