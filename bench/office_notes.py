@@ -106,13 +106,13 @@ def load(path: Path = DATA) -> list[Office]:
 
 def run_office(office: Office, model: Any, root: Path, *, threads: int | None, details: IO[str] | None = None,
                log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
-               checker: tuple[str, Any] | None = None, probe: Any = None, bounds: Any = None,
+               checker: tuple[str, Any] | None = None, probe: Any = None, check_bounds: Any = None,
                yes_no: dict[tuple[str, str], str] | None = None, asks: Callable[[str, bool], bool] | None = None,
                ) -> dict[str, Any]:
     """Index one office into a fresh data folder under `root` and ask its questions; returns its counts.
     `checker`: the name and loaded model that check answers' lines, as Hearth would load them (None: the chat
-    model checks); `probe`: the probe that reads the question's lines (None: the one that ships); `bounds`: how
-    the checker's verdicts are read (None: as they ship); `yes_no`: the right "yes" or "no" to answerable
+    model checks); `probe`: the probe that reads the question's lines (None: the one that ships); `check_bounds`:
+    how the checker's verdicts are read (None: as they ship); `yes_no`: the right "yes" or "no" to answerable
     yes-or-no questions (`load_yes_no`); `asks(question, answerable)`: which questions are asked (None: all)."""
     from rag.abstain import reply_says
     from rag.components import CHECK_WITH_CHAT
@@ -125,7 +125,7 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
     config = HearthConfig(data_dir=root / office.name / "data", n_threads=threads, embed_threads=threads,
                           check_model=checker[0] if checker else CHECK_WITH_CHAT)
     hearth = Hearth(config, chat_model=model, check_model=checker[1] if checker else None, probe=probe,
-                    check_bounds=bounds)
+                    check_bounds=check_bounds)
     bounds = hearth.answer_check().bounds
     report = hearth.ingest([folder])
     if report.added != len(office.notes):
@@ -190,7 +190,7 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
                 "question_changed": support.question_changed if support is not None else None,
                 "probe_left_out": probe is not None,
                 # the larger model's own Yes or No over those lines, and whether it contradicted the reply's (the
-                # lines stood in for it) or agreed with it (it stood instead of them); the right "yes" or "no"
+                # lines stood in for it) or gave it too (it opened the lines that stood in); the right "yes" or "no"
                 "yes_no_verdict": support.yes_no_verdict if support is not None else None,
                 "contradicted": bool(support is not None and support.contradicted),
                 "agreed": bool(support is not None and support.agreed), "yes_no": gold,
@@ -222,6 +222,7 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
     from inference.llm import LlamaCppModel
     from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
     from rag.components import check_model_name
+    from rag.confirm import bounds_for
     from rag.service import HearthConfig
 
     summary: dict[str, Any] = {"machine": machine(), "offices": {}}
@@ -230,13 +231,11 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
     name = check_model_name(HearthConfig(data_dir=cache, check_model=check_model))
     checker = (name, LlamaCppModel(chat_model_path(name, cache), n_ctx=1024, n_threads=threads or 2)) if name else None
     summary["check_model"] = name or DEFAULT_CHAT_MODEL
-    bounds = None
-    if contradicted_from is not None or agreed_from is not None:
-        shipped = bounds_for_name(summary["check_model"])
-        bounds = dataclasses.replace(shipped, contradicted_from=shipped.contradicted_from if contradicted_from is None
-                                     else contradicted_from,
-                                     agreed_from=shipped.agreed_from if agreed_from is None else agreed_from)
-    read = bounds or bounds_for_name(summary["check_model"])
+    shipped = bounds_for(summary["check_model"])
+    bounds = None if contradicted_from is None and agreed_from is None else dataclasses.replace(
+        shipped, contradicted_from=shipped.contradicted_from if contradicted_from is None else contradicted_from,
+        agreed_from=shipped.agreed_from if agreed_from is None else agreed_from)
+    read = bounds or shipped
     summary["contradicted_from"], summary["agreed_from"] = read.contradicted_from, read.agreed_from
     summary["subset"] = asks is not None
     yes_no = load_yes_no()
@@ -247,7 +246,7 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
             for office in offices:
                 summary["offices"][office.name] = run_office(office, model, Path(tmp), threads=threads,
                                                              details=details, log=log, checker=checker,
-                                                             probe=probes.get(office.name), bounds=bounds,
+                                                             probe=probes.get(office.name), check_bounds=bounds,
                                                              yes_no=yes_no, asks=asks)
     finally:
         model.close()
@@ -267,8 +266,8 @@ QUESTION_KEYS = tuple(f"question_{change}_{kind}" for change in ("withheld", "li
 # Answerable yes-or-no questions with a right "yes" or "no" (bench/data/office_yes_no.json): how many, those whose
 # reply opens with the wrong one, those whose answer as shown does (the lines standing in open with neither), and
 # those whose answer as shown opens with the right one; and questions whose reply the lines stood in for because
-# the larger model answered them the other way (rag.confirm.CheckBounds.contradicts), and replies that stood
-# instead of the lines because it answered them the same way (`agrees`), by kind.
+# the larger model answered them the other way (rag.confirm.CheckBounds.contradicts), and lines standing in that
+# the reply's word opened because it answered them the same way (`agrees`), by kind.
 YES_NO_KEYS = ("yes_no", "yes_no_reply_wrong", "yes_no_shown_wrong", "yes_no_shown_right", "contradicted_answerable",
                "contradicted_unanswerable", "agreed_answerable", "agreed_unanswerable")
 
@@ -282,13 +281,6 @@ def total(offices: dict[str, dict[str, Any]]) -> dict[str, int]:
 
 # The hidden check of #23 on five questions of each kind: at most 1 answerable withheld, at least 3 right, at
 # most 1 unanswerable answered; an office's ten of each meet it at twice those counts.
-def bounds_for_name(name: str) -> Any:
-    """The bounds a checker's verdicts are read with as Hearth ships them."""
-    from rag.confirm import bounds_for
-
-    return bounds_for(name)
-
-
 def meets_bars(o: dict[str, Any]) -> bool:
     """Whether an office's counts are within the hidden check's bars (scaled to its number of questions)."""
     scale = o["answerable"] / 5

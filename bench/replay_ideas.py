@@ -207,22 +207,20 @@ def yes_no_outcome(row: dict[str, Any], contradicted_from: float | None,
     a contradicting one lets the lines stand in for the reply shown. The answer is None where the run did not keep
     it (lines it never showed); a reply shown again is read as the model wrote it."""
     from rag.abstain import invented_figures, reply_says
+    from rag.confirm import CheckBounds
 
     verdict, said = row.get("yes_no_verdict"), reply_says(row["question"], row.get("reply") or "")
     if verdict is None or said is None or row["withheld"]:
         return bool(row.get("contradicted")), bool(row.get("agreed")), row.get("shown")
-    sure = abs(verdict)
+    bounds = CheckBounds(denied_below=0.0, contradicted_from=contradicted_from, agreed_from=agreed_from)
     if row.get("question_changed") == "lines":  # the lines stood in for a reply the rule withheld
         texts = [row["question"]] + [f"{p.get('heading') or ''} {p.get('text', '')}" for p in row.get("passages", [])]
-        same = (verdict > 0) == (said == "yes") and verdict != 0
-        agreed = (same and agreed_from is not None and sure >= agreed_from
-                  and not invented_figures(row.get("reply") or "", texts))
+        agreed = bounds.agrees(said, verdict) and not invented_figures(row.get("reply") or "", texts)
         lines = row.get("shown") or ""
         if row.get("agreed"):  # the run opened them with the word: the lines alone
             lines = lines.split(". ", 1)[-1]
         return False, agreed, f"{said.capitalize()}. {lines}" if agreed else lines
-    against = (verdict < 0) == (said == "yes") and verdict != 0
-    contradicted = against and contradicted_from is not None and sure >= contradicted_from
+    contradicted = bounds.contradicts(said, verdict)
     if contradicted == bool(row.get("contradicted")):
         return contradicted, False, row.get("shown")
     return contradicted, False, None if contradicted else row.get("reply")
@@ -324,9 +322,8 @@ def run(idea: str, details: Path, *, cache: Path, threads: int, limit: int | Non
     if idea == "yes-no":  # the stored verdicts, read with each pair of bounds
         rows_in = rows_in[:limit]
         _read_yes_no(rows_in, cache=cache, threads=threads, log=log)
-        return {"idea": idea, "details": str(details),
-                "before": counts([dict(r, o=stored(r, as_shown=True)) for r in rows_in], "o"),
-                "after": counts([dict(r, o=stored(r, as_shown=True)) for r in rows_in], "o"),
+        as_stored = counts([dict(r, o=stored(r, as_shown=True)) for r in rows_in], "o")  # neither bound moves them
+        return {"idea": idea, "details": str(details), "before": as_stored, "after": as_stored,
                 "yes_no": sum(bool(r.get("yes_no")) and not r["withheld"] for r in rows_in),
                 "verdicts": sum(r.get("yes_no_verdict") is not None for r in rows_in),
                 "yes_no_sweep": yes_no_sweep(rows_in)}

@@ -83,15 +83,13 @@ class CheckBounds:
     def contradicts(self, says: str | None, verdict: float | None) -> bool:
         """Whether the model answered a yes-or-no question, surely enough, the other way from a reply that says
         `says` ("yes" or "no")."""
-        if verdict is None or self.contradicted_from is None or says not in ("yes", "no"):
-            return False
-        return verdict <= -self.contradicted_from if says == "yes" else verdict >= self.contradicted_from
+        toward = _toward(says, verdict)
+        return toward is not None and self.contradicted_from is not None and toward <= -self.contradicted_from
 
     def agrees(self, says: str | None, verdict: float | None) -> bool:
         """Whether the model answered a yes-or-no question, surely enough, the same way as a reply that says `says`."""
-        if verdict is None or self.agreed_from is None or says not in ("yes", "no"):
-            return False
-        return verdict >= self.agreed_from if says == "yes" else verdict <= -self.agreed_from
+        toward = _toward(says, verdict)
+        return toward is not None and self.agreed_from is not None and toward >= self.agreed_from
 
     def reads_yes_no(self) -> bool:
         """Whether the model is asked its own Yes or No to a yes-or-no question a reply answers."""
@@ -100,6 +98,13 @@ class CheckBounds:
     def keeps(self, verdict: float | None) -> bool:
         """Whether the model said, surely enough to outweigh thin evidence, that the lines give the reply."""
         return verdict is not None and self.kept_from is not None and verdict >= self.kept_from
+
+
+def _toward(says: str | None, verdict: float | None) -> float | None:
+    """The model's log P(Yes) - log P(No), signed toward a reply's word: above 0 where it gives that word too."""
+    if verdict is None or says not in ("yes", "no"):
+        return None
+    return verdict if says == "yes" else -verdict
 
 
 # Chosen per model on the tuning questions' stored replies (README "The larger model checks the answer"); any
@@ -142,18 +147,21 @@ def prompt(line: str, question: str, claim: str) -> list[Message]:
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": ask}]
 
 
+def _over_lines(lines: Sequence[str], question: str, ask: str) -> list[Message]:
+    """The lines, numbered, then the question and what is asked of it."""
+    body = "\n".join(f"{i}. {' '.join(line.split())[:_LINE_CHARS]}" for i, line in enumerate(lines, 1))
+    return [{"role": "system", "content": _LINES_SYSTEM},
+            {"role": "user", "content": f"Lines:\n{body}\n\nQuestion: {question}\n{ask}"}]
+
+
 def lines_prompt(lines: Sequence[str], question: str) -> list[Message]:
     """The messages after which "Yes" and "No" say whether the lines answer the question."""
-    body = "\n".join(f"{i}. {' '.join(line.split())[:_LINE_CHARS]}" for i, line in enumerate(lines, 1))
-    ask = f"Lines:\n{body}\n\nQuestion: {question}\nDo the lines answer the question? Answer Yes or No."
-    return [{"role": "system", "content": _LINES_SYSTEM}, {"role": "user", "content": ask}]
+    return _over_lines(lines, question, "Do the lines answer the question? Answer Yes or No.")
 
 
 def yes_no_prompt(lines: Sequence[str], question: str) -> list[Message]:
     """The messages after which "Yes" and "No" are the model's own answer to a yes-or-no question from the lines."""
-    body = "\n".join(f"{i}. {' '.join(line.split())[:_LINE_CHARS]}" for i, line in enumerate(lines, 1))
-    ask = f"Lines:\n{body}\n\nQuestion: {question}\nAccording to the lines, is the answer Yes or No? Answer Yes or No."
-    return [{"role": "system", "content": _LINES_SYSTEM}, {"role": "user", "content": ask}]
+    return _over_lines(lines, question, "According to the lines, is the answer Yes or No? Answer Yes or No.")
 
 
 class AnswerCheck:
