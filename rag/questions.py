@@ -19,10 +19,10 @@ from inference.chat import ChatModel, ChatModelDefaults
 from inference.errors import UsageError
 from rag.answer import Answer, Turn, answer
 from rag.confirm import AnswerCheck
-from rag.crosslingual import search_across_languages
+from rag.crosslingual import fuse_rankings, search_across_languages
 from rag.followups import Earlier, names_in, rewritten, standalone_query
 from rag.likely import QuestionLikelihood
-from rag.quotes import align
+from rag.quotes import align, question_verdict
 from rag.retrieval import retrieve
 from rag.store import DocumentIndex, Hit
 from rag.summary import Summary, SummaryProgress, summarize
@@ -211,13 +211,21 @@ class Questions:
         # searched as asked; not for a follow-up made standalone, whose subject's name, joined on, would favour
         # the lines that name it over the section that answers.
         lines = not rewritten(question, query)
+        searched: list[list[Hit]] = []  # each search's passages, those under the score floor too
+
+        def relevant(q: str) -> list[Hit]:
+            searched.append(self.search(q, k=k, workspace=workspace, scope=scope, lines=lines, likely=lines,
+                                        cancel=cancel))
+            return [h for h in searched[-1] if h.score >= self.config.min_score]
+
         found = search_across_languages(
-            query, search=lambda q: [h for h in self.search(q, k=k, workspace=workspace, scope=scope, lines=lines,
-                                                            likely=lines, cancel=cancel)
-                                     if h.score >= self.config.min_score],
+            query, search=relevant,
             passages=lambda: self.store.languages(workspace) if self.config.translate_queries else {},
             model=lambda: self.chat_model, k=k, cancel=cancel)
-        hits = found.hits
+        # A follow-up made standalone is what the model and the quote aligner are asked, so that "it" cannot
+        # be taken for another document's subject among the passages.
+        asked = query if rewritten(question, query) else question
+        hits = found.hits or self._under_floor(asked, fuse_rankings(searched, k), workspace, cancel)
         t_search = time.perf_counter() - t0
         model = self.chat_model if hits else _NoModel()
         shown: list[str] = []
@@ -227,9 +235,6 @@ class Questions:
             if on_token is not None:
                 on_token(piece)
 
-        # A follow-up made standalone is what the model and the quote aligner are asked, so that "it" cannot
-        # be taken for another document's subject among the passages.
-        asked = query if rewritten(question, query) else question
         try:
             result = answer(asked, hits, model, history=turns, on_token=show, cancel=cancel,
                             max_passage_tokens=self.config.max_passage_tokens)
@@ -253,6 +258,20 @@ class Questions:
             self.conversations.add_turn(conv.id, question, result)
             result = replace(result, conversation_id=conv.id)
         return result
+
+    def _under_floor(self, question: str, hits: Sequence[Hit], workspace: str,
+                     cancel: Callable[[], bool] | None) -> list[Hit]:
+        """Where no passage cleared the search's score floor, the best ones all the same when the larger model's
+        probe reads their lines closest to the question as answering it, as surely as it must to let those lines
+        stand in for a reply (rag.confirm.CheckBounds.answered); none otherwise, nor without the probe. A question
+        in words of its own can score under the floor against the one long note that answers it (README "Under
+        the search's floor")."""
+        check = self.answer_check(cancel)
+        if not hits or not check.bounds.asks_question():
+            return []
+        verdict = question_verdict(question, hits, embedder=self.embedder_for(workspace),
+                                   rarity=self.store.rarity(question), check=check)
+        return list(hits) if check.bounds.answered(verdict) else []
 
     def table_answer(self, question: str, *, workspace: str = DEFAULT_WORKSPACE, scope: Sequence[Path | str] = (),
                      query: str | None = None) -> TableResult | None:

@@ -430,8 +430,7 @@ def align(
             quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
             return Support(abstain_text(language), [], quotes, abstained=True, **weighed)
     if refusal or (unsupported and strong) or lines_stand:
-        # The model failed (or the rule withheld a reply to a question the lines answer): show what the
-        # documents say about the question instead.
+        # The model failed (or the rule withheld a reply to a question the lines answer): show the documents' lines.
         lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
         quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
         # The Yes or No that both the reply and the larger model give, when they do, opens the lines.
@@ -476,6 +475,12 @@ def align(
     ]
     shown = reframed(" ".join(_cite(s.text, s.citation) for s in supports), answer)
     return Support(shown, supports, quotes, False, **weighed)
+
+
+def question_verdict(question: str, hits: Sequence[Hit], *, embedder: Embedder, rarity: Mapping[str, float],
+                     check: Callable[[str, Sequence[tuple[str, str]]], float | None]) -> float | None:
+    """The larger model's probe on the lines of `hits` closest to the question, as `align` reads it for no reply."""
+    return align("", question, hits, embedder=embedder, rarity=rarity, check=check).question_verdict
 
 
 def _is_heading(unit: _Unit, hits: Sequence[Hit]) -> bool:

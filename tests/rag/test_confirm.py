@@ -436,3 +436,35 @@ def test_a_probe_on_a_middle_layer_reads_that_layer_and_a_model_without_it_chang
     deeper = dataclasses.replace(PROBE, layer=7)
     assert AnswerCheck(judge, probe=deeper).lines_answer("Who issues permits?", lines) is None
     assert AnswerCheck(ScriptedModel("x"), probe=middle).lines_answer("Who issues permits?", lines) is None
+
+
+def test_passages_under_the_search_s_floor_are_answered_from_only_where_the_probe_reads_them_as_answering(tmp_path):
+    # A floor no passage clears, as for a question in words of its own against one long note.
+    q = "I'm flying to a client in Lisbon. Whose OK do I need first?"
+    asks = confirm.CheckBounds(denied_below=-5.0, unanswered_below=-1.0, answered_from=1.0)
+    notes = write_notes(tmp_path / "notes", NOTES)
+
+    def ask(judge, bounds=asks):
+        h = Hearth(HearthConfig(data_dir=tmp_path / "data", embed_threads=2, check_model=CHECK_WITH_CHAT,
+                                min_score=0.99), chat_model=judge, probe=PROBE, check_bounds=bounds)
+        h.ingest([notes])
+        assert all(hit.score < 0.99 for hit in h.search(q))
+        return h.ask(q)
+
+    # The probe reads the best passages' lines closest to the question as answering it: they go to the model.
+    sure = Judge("Casimir Oldenwrath")
+    sure.reply = "Casimir Oldenwrath approves trips abroad [1]."
+    out = ask(sure)
+    assert out.sources and sure.prompts and not out.to_json()["abstained"]
+    assert "Casimir Oldenwrath" in out.text and out.support.question_verdict == pytest.approx(1.9)
+    assert any(t.startswith("Lines:") and "Trips abroad must be approved by Casimir Oldenwrath" in t
+               for t in sure.read)
+    # It reads them as not answering it: not found, as before, and the chat model is not asked.
+    unsure = Judge("nowhere")
+    out = ask(unsure)
+    assert not out.sources and not unsure.prompts and out.to_json()["abstained"] is True
+    assert any(t.startswith("Lines:") for t in unsure.read)
+    # No probe is read (the chat model checks with bounds that do not ask it): not found, nothing read.
+    silent = Judge("Casimir Oldenwrath")
+    out = ask(silent, confirm.DEFAULT_BOUNDS)
+    assert not out.sources and not silent.prompts and silent.read == [] and out.to_json()["abstained"] is True

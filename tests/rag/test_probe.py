@@ -104,3 +104,40 @@ def test_the_larger_model_s_state_tells_lines_that_answer_from_lines_about_the_s
         model.layer_state(messages, P.LAYER)
     assert all(isinstance(v, float) for v in answered + open_)
     assert min(answered) > max(open_), (answered, open_)
+
+
+@pytest.mark.slow
+def test_a_question_under_the_search_s_floor_is_answered_where_the_probe_reads_the_best_passages_as_answering(
+        tmp_path):
+    # Two tuning offices' questions that no passage scores 0.2 against (the search's floor): one their notes answer
+    # in other words, one they leave open. The probe was fitted on both offices: this checks the path, not how well
+    # the probe reads new questions (README "Under the search's floor").
+    from bench.office_notes import load
+    from rag.service import Hearth, HearthConfig
+    from tests.fakes import ScriptedModel
+    from tests.notes import write_notes
+    from tests.rag.test_confirm import _packaged_model
+
+    offices = {o.name: o for o in load()}
+    model = _packaged_model(CHECK_MODEL, tmp_path, n_ctx=2048)
+
+    def ask(office: str, question: str):
+        chat = ScriptedModel("The documents do not say.")
+        h = Hearth(HearthConfig(data_dir=tmp_path / office / "data", n_threads=2, embed_threads=2,
+                                check_model=CHECK_MODEL), chat_model=chat, check_model=model)
+        assert h.ingest([write_notes(tmp_path / office / "notes", offices[office].notes)]).added
+        assert all(hit.score < h.config.min_score for hit in h.search(question))
+        return h.ask(question), chat
+
+    try:
+        shirt = "My work shirt has ripped. Where do I go to get a new one?"
+        out, chat = ask("forty-sixth", shirt)
+        # The passages went to the model; its refusal gave way to their lines, which hold the answer.
+        assert out.sources and chat.prompts and not out.to_json()["abstained"]
+        assert out.support.question_verdict >= bounds_for(CHECK_MODEL).answered_from
+        shown = out.to_json()["answer"]
+        assert out.support.fallback and dict(offices["forty-sixth"].answerable)[shirt].casefold() in shown.casefold()
+        out, chat = ask("forty-fifth", "Is it okay to wear my own cardigan over my uniform on nights?")
+        assert not out.sources and not chat.prompts and out.to_json()["abstained"] is True
+    finally:
+        model.close()
