@@ -315,8 +315,8 @@ def format_table(summary: dict[str, Any]) -> str:
         lines.append(f"yes-or-no answerable questions: {t['yes_no']}; the reply opens with the wrong word "
                      f"{t['yes_no_reply_wrong']}, as shown {t['yes_no_shown_wrong']} (the right one "
                      f"{t['yes_no_shown_right']}); lines stood in for a contradicted Yes or No "
-                     f"{t['contradicted_answerable']} / {t['contradicted_unanswerable']}, a reply for the lines "
-                     f"where it agreed {t.get('agreed_answerable', 0)} / {t.get('agreed_unanswerable', 0)} "
+                     f"{t['contradicted_answerable']} / {t['contradicted_unanswerable']}, the reply's word opened "
+                     f"the lines where it agreed {t.get('agreed_answerable', 0)} / {t.get('agreed_unanswerable', 0)} "
                      f"(answerable / unanswerable; bounds {summary.get('contradicted_from')}, "
                      f"{summary.get('agreed_from')})")
     if summary.get("subset"):

@@ -126,8 +126,8 @@ def test_the_table_counts_yes_or_no_replies_and_a_subset_reads_no_bars():
                "total": office_notes.total({"a": o}), "subset": True, "contradicted_from": 0.0, "agreed_from": None}
     text = office_notes.format_table(summary)
     assert ("yes-or-no answerable questions: 5; the reply opens with the wrong word 2, as shown 1 (the right one 3); "
-            "lines stood in for a contradicted Yes or No 1 / 0, a reply for the lines where it agreed 2 / 1 "
-            "(answerable / unanswerable; bounds 0.0, None)") in text
+            "lines stood in for a contradicted Yes or No 1 / 0, the reply's word opened the lines where it agreed "
+            "2 / 1 (answerable / unanswerable; bounds 0.0, None)") in text
     assert text.splitlines()[1].split()[-1] == "-" and "the bars are not read" in text  # no s/question kept
 
 
