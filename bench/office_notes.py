@@ -3,7 +3,7 @@ keep a right reply where they do? (#23, README "Not found is an answer")
 
     python -m bench.office_notes [--json] [--offices NAME,...|held-out] [--threads N] [--details FILE] [--cache DIR]
                                  [--probe shipped|left-out [--features FILE]] [--yes-no] [--answerable]
-                                 [--contradicted-from X] [--agreed-from X]
+                                 [--contradicted-from X] [--agreed-from X] [--under-floor]
 
 bench/data/office_notes.json holds fifty-five fictional offices, each five short notes with ten questions they
 answer (with a phrase a right reply holds) and ten about the same office they do not. The first two are the ones
@@ -42,7 +42,8 @@ Answerable yes-or-no questions have their right "yes" or "no" in bench/data/offi
 sessions given only the notes): the table also counts those whose reply, and whose answer as shown, opens with the
 wrong word, and the answers the larger model's own Yes or No changed (rag.confirm.CheckBounds.contradicted_from,
 agreed_from; --contradicted-from and --agreed-from read it with other bounds, `python -m bench.replay_ideas yes-no
-FILE` replays them). --yes-no and --answerable ask only those kinds of question (the bars are then not read).
+FILE` replays them). --yes-no and --answerable ask only those kinds of question, --under-floor only those for which no
+passage clears the search's score floor (README "Under the search's floor"); the bars are then not read.
 
 The probe that reads the question's lines (rag/probe.py) was fitted on every office but the held-out ones, so on
 any other office it reads questions it was fitted on, and that office's figures flatter it.
@@ -108,12 +109,14 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
                log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
                checker: tuple[str, Any] | None = None, probe: Any = None, check_bounds: Any = None,
                yes_no: dict[tuple[str, str], str] | None = None, asks: Callable[[str, bool], bool] | None = None,
-               ) -> dict[str, Any]:
+               under_floor: bool = False) -> dict[str, Any]:
     """Index one office into a fresh data folder under `root` and ask its questions; returns its counts.
     `checker`: the name and loaded model that check answers' lines, as Hearth would load them (None: the chat
     model checks); `probe`: the probe that reads the question's lines (None: the one that ships); `check_bounds`:
     how the checker's verdicts are read (None: as they ship); `yes_no`: the right "yes" or "no" to answerable
-    yes-or-no questions (`load_yes_no`); `asks(question, answerable)`: which questions are asked (None: all)."""
+    yes-or-no questions (`load_yes_no`); `asks(question, answerable)`: which questions are asked (None: all);
+    `under_floor`: only those for which no passage clears the search's score floor, searched as `ask` searches
+    without the chat model's ranking (README "Under the search's floor")."""
     from rag.abstain import reply_says
     from rag.components import CHECK_WITH_CHAT
     from rag.service import Hearth, HearthConfig
@@ -134,6 +137,8 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
     # (rag/confirm.py); without that check they would have been answered: the baseline, in the same run.
     asked = [(q, p) for q, p in [*office.answerable, *((q, None) for q in office.unanswerable)]
              if asks is None or asks(q, p is not None)]
+    if under_floor:
+        asked = [(q, p) for q, p in asked if all(h.score < hearth.config.min_score for h in hearth.search(q))]
     counts = {"answerable": sum(p is not None for _, p in asked), "withheld": 0, "right": 0, "right_shown": 0,
               "unanswerable": sum(p is None for _, p in asked), "answered": 0,
               "checked_out_answerable": 0, "checked_out_right": 0, "checked_out_unanswerable": 0,
@@ -210,13 +215,13 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
         check_model: str | None = None, probes: dict[str, Any] | None = None,
         contradicted_from: float | None = None, agreed_from: float | None = None,
-        asks: Callable[[str, bool], bool] | None = None) -> dict[str, Any]:
+        asks: Callable[[str, bool], bool] | None = None, under_floor: bool = False) -> dict[str, Any]:
     """Every office in turn, with one chat model; the summary with each office's counts and their sum.
     `check_model`: HearthConfig.check_model ("chat": the chat model checks answers; None: as Hearth chooses);
     `probes`: by office, the probe that reads its questions' lines instead of the one that ships;
     `contradicted_from`, `agreed_from`: the checker's bounds on a reply's Yes or No it answers the other way or the
     same (rag.confirm.CheckBounds), instead of those that ship; `asks(question, answerable)`: which questions are
-    asked (None: all)."""
+    asked (None: all); `under_floor`: only the questions no passage clears the search's floor for."""
     import dataclasses
 
     from inference.llm import LlamaCppModel
@@ -237,7 +242,7 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
         agreed_from=shipped.agreed_from if agreed_from is None else agreed_from)
     read = bounds or shipped
     summary["contradicted_from"], summary["agreed_from"] = read.contradicted_from, read.agreed_from
-    summary["subset"] = asks is not None
+    summary["subset"] = asks is not None or under_floor
     yes_no = load_yes_no()
     probes = probes or {}
     summary["probe_left_out"] = sorted(probes)  # the offices scored by a probe fitted without them
@@ -247,7 +252,7 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
                 summary["offices"][office.name] = run_office(office, model, Path(tmp), threads=threads,
                                                              details=details, log=log, checker=checker,
                                                              probe=probes.get(office.name), check_bounds=bounds,
-                                                             yes_no=yes_no, asks=asks)
+                                                             yes_no=yes_no, asks=asks, under_floor=under_floor)
     finally:
         model.close()
         if checker:
@@ -349,6 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "(default: question_states.jsonl in --cache, as bench.question_probe keeps them)")
     parser.add_argument("--yes-no", action="store_true", help="only the questions answered by yes or no")
     parser.add_argument("--answerable", action="store_true", help="only the questions the notes answer")
+    parser.add_argument("--under-floor", action="store_true",
+                        help="only the questions for which no passage clears the search's score floor")
     parser.add_argument("--contradicted-from", type=float, default=None, metavar="X",
                         help="the checker's bound on a Yes or No it contradicts (rag.confirm.CheckBounds."
                              "contradicted_from) instead of the one that ships: 0 lets the lines stand in wherever "
@@ -401,7 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         summary = run(offices, threads=args.threads, cache=args.cache, details=details, check_model=args.check_model,
                       probes=probes, contradicted_from=args.contradicted_from, agreed_from=args.agreed_from,
-                      asks=asks)
+                      asks=asks, under_floor=args.under_floor)
     finally:
         if details is not None:
             details.close()

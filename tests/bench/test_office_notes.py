@@ -3,6 +3,7 @@ a clear error, and the table adds the offices up (the run itself uses the real m
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -137,3 +138,23 @@ def test_a_negative_yes_or_no_bound_is_a_usage_error(capsys, option, value):
     with pytest.raises(SystemExit) as exc:
         office_notes.main(["--offices", "first", option, value])
     assert exc.value.code == 2 and f"{option} must be a number, 0 or more" in capsys.readouterr().err
+
+
+def test_under_the_floor_asks_only_the_questions_no_passage_clears_the_search_s_floor_for(tmp_path):
+    from rag.service import Hearth, HearthConfig
+    from tests.fakes import ScriptedModel
+    from tests.notes import write_notes
+
+    office = next(o for o in office_notes.load() if o.name == "forty-fifth")
+    # The questions under the floor, searched here as run_office searches them.
+    h = Hearth(HearthConfig(data_dir=tmp_path / "own" / "data", embed_threads=2))
+    h.ingest([write_notes(tmp_path / "own" / "notes", office.notes)])
+    under = [q for q in [q for q, _ in office.answerable] + office.unanswerable
+             if all(hit.score < h.config.min_score for hit in h.search(q))]
+    assert 0 < len(under) < 20
+    details = io.StringIO()
+    counts = office_notes.run_office(office, ScriptedModel("The documents do not say."), tmp_path / "run", threads=2,
+                                     details=details, log=lambda _: None, under_floor=True)
+    rows = [json.loads(line) for line in details.getvalue().splitlines()]
+    assert [r["question"] for r in rows] == under
+    assert counts["answerable"] + counts["unanswerable"] == len(under)
