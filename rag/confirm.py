@@ -180,6 +180,9 @@ class AnswerCheck:
         self.cancel = cancel
         self.bounds = bounds
         self.probe = probe  # read on the question's lines; None: the one that ships for the model, if any
+        # The last lines read and their verdict: the same lines asked again (passages under the search's floor,
+        # read before they go to the model and again in the answer's check) are not read twice.
+        self._asked: tuple[tuple[str, tuple[str, ...]], float | None] | None = None
 
     def __call__(self, question: str, pairs: Sequence[tuple[str, str]]) -> float | None:
         if not pairs:
@@ -200,6 +203,9 @@ class AnswerCheck:
         lines = [line for line in lines if line.strip()][:QUESTION_LINES]
         if not lines:
             return None
+        key = (question, tuple(lines))
+        if self._asked is not None and self._asked[0] == key:
+            return self._asked[1]
         model = self._loaded()
         if model is None:
             return None
@@ -211,10 +217,12 @@ class AnswerCheck:
         messages = lines_prompt(lines, question)
         try:
             state = model.last_state(messages) if probe.layer is None else model.layer_state(messages, probe.layer)
-            return probe.score(state)
+            verdict: float | None = probe.score(state)
         except (ModelError, ValueError) as exc:
             log.warning("question's lines not read: %s", exc)
-            return None
+            verdict = None
+        self._asked = (key, verdict)
+        return verdict
 
     def yes_or_no(self, question: str, lines: Sequence[str]) -> float | None:
         """The model's own answer to a yes-or-no question from the lines closest to it (at most QUESTION_LINES):

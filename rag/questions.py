@@ -225,7 +225,8 @@ class Questions:
         # A follow-up made standalone is what the model and the quote aligner are asked, so that "it" cannot
         # be taken for another document's subject among the passages.
         asked = query if rewritten(question, query) else question
-        hits = found.hits or self._under_floor(asked, fuse_rankings(searched, k), workspace, cancel)
+        check = self.answer_check(cancel)  # one check for the question: what its lines were read as is kept
+        hits = found.hits or self._under_floor(asked, fuse_rankings(searched, k), workspace, check)
         t_search = time.perf_counter() - t0
         model = self.chat_model if hits else _NoModel()
         shown: list[str] = []
@@ -251,7 +252,7 @@ class Questions:
             given = [stored.get(h.chunk_id, h) for h in result.sources]
             t_align = time.perf_counter()
             support = align(result.text, asked, given, embedder=self.embedder_for(workspace),
-                            rarity=self.store.rarity(asked), check=self.answer_check(cancel))
+                            rarity=self.store.rarity(asked), check=check)
             result = replace(result, support=support)
             result.timings["quotes"] = time.perf_counter() - t_align
         if conv is not None:
@@ -259,14 +260,12 @@ class Questions:
             result = replace(result, conversation_id=conv.id)
         return result
 
-    def _under_floor(self, question: str, hits: Sequence[Hit], workspace: str,
-                     cancel: Callable[[], bool] | None) -> list[Hit]:
+    def _under_floor(self, question: str, hits: Sequence[Hit], workspace: str, check: AnswerCheck) -> list[Hit]:
         """Where no passage cleared the search's score floor, the best ones all the same when the larger model's
         probe reads their lines closest to the question as answering it, as surely as it must to let those lines
         stand in for a reply (rag.confirm.CheckBounds.answered); none otherwise, nor without the probe. A question
         in words of its own can score under the floor against the one long note that answers it (README "Under
-        the search's floor")."""
-        check = self.answer_check(cancel)
+        the search's floor"). The answer's check is `check`'s too, which keeps the verdict for the same lines."""
         if not hits or not check.bounds.asks_question():
             return []
         verdict = question_verdict(question, hits, embedder=self.embedder_for(workspace),

@@ -420,6 +420,14 @@ def test_the_question_s_lines_are_read_at_most_four_and_a_model_that_cannot_tell
     lines = [f"Line {i} about the permit." for i in range(6)]
     assert AnswerCheck(judge, probe=PROBE).lines_answer("Who issues permits?", lines) == pytest.approx(1.9)
     assert judge.read[0].count("about the permit.") == confirm.QUESTION_LINES
+    # One check asked again about the same lines keeps its verdict; other lines, or another question, are read.
+    check = AnswerCheck(judge, probe=PROBE)
+    before = len(judge.read)
+    assert check.lines_answer("Who issues permits?", lines) == check.lines_answer("Who issues permits?", lines[:4])
+    assert len(judge.read) == before + 1
+    assert check.lines_answer("Who issues visas?", lines) == pytest.approx(1.9) and len(judge.read) == before + 2
+    assert check.lines_answer("Who issues visas?", ["Visas are not covered."]) == pytest.approx(-1.9)
+    assert len(judge.read) == before + 3
     assert AnswerCheck(judge, probe=PROBE).lines_answer("Who issues permits?", []) is None
     assert AnswerCheck(ScriptedModel("x"), probe=PROBE).lines_answer("Who issues permits?", lines) is None
     wider = Probe(model="judge", layer=None, mean=np.zeros(2), scale=np.ones(2), weights=np.ones(2), bias=0.0)
@@ -457,8 +465,10 @@ def test_passages_under_the_search_s_floor_are_answered_from_only_where_the_prob
     out = ask(sure)
     assert out.sources and sure.prompts and not out.to_json()["abstained"]
     assert "Casimir Oldenwrath" in out.text and out.support.question_verdict == pytest.approx(1.9)
-    assert any(t.startswith("Lines:") and "Trips abroad must be approved by Casimir Oldenwrath" in t
-               for t in sure.read)
+    asked = [t for t in sure.read if t.startswith("Lines:") and t.endswith("Do the lines answer the question? "
+                                                                           "Answer Yes or No.")]
+    assert len(asked) == 1 and "Trips abroad must be approved by Casimir Oldenwrath" in asked[0]
+    # ...once: the answer's check, shown the same lines, keeps the verdict read before the passages went to the model.
     # It reads them as not answering it: not found, as before, and the chat model is not asked.
     unsure = Judge("nowhere")
     out = ask(unsure)
