@@ -465,10 +465,11 @@ def test_passages_under_the_search_s_floor_are_answered_from_only_where_the_prob
     out = ask(sure)
     assert out.sources and sure.prompts and not out.to_json()["abstained"]
     assert "Casimir Oldenwrath" in out.text and out.support.question_verdict == pytest.approx(1.9)
+    # Its lines were read once: the answer's check, shown the same lines, keeps the verdict read before the passages
+    # went to the model.
     asked = [t for t in sure.read if t.startswith("Lines:") and t.endswith("Do the lines answer the question? "
                                                                            "Answer Yes or No.")]
     assert len(asked) == 1 and "Trips abroad must be approved by Casimir Oldenwrath" in asked[0]
-    # ...once: the answer's check, shown the same lines, keeps the verdict read before the passages went to the model.
     # It reads them as not answering it: not found, as before, and the chat model is not asked.
     unsure = Judge("nowhere")
     out = ask(unsure)
