@@ -5,9 +5,9 @@ keep a right reply where they do? (#23, README "Not found is an answer")
                                  [--probe shipped|left-out [--features FILE]] [--yes-no] [--answerable]
                                  [--contradicted-from X] [--agreed-from X] [--under-floor]
 
-bench/data/office_notes.json holds fifty-five fictional offices, each five short notes with ten questions they
+bench/data/office_notes.json holds sixty-three fictional offices, each five short notes with ten questions they
 answer (with a phrase a right reply holds) and ten about the same office they do not. The first two are the ones
-tests/rag/test_abstain_model.py runs; the other fifty-three were written by separate sessions given only a brief
+tests/rag/test_abstain_model.py runs; the other sixty-one were written by separate sessions given only a brief
 (no code, no failures), with the answerable questions reworded as an employee would ask them (the third and fourth
 offices' all, the others' half). The sixth and seventh's stored replies were read when a rule was written, the
 eighth and ninth came after it; the third to eleventh's chose the bound of the model's check of the answer's line
@@ -22,10 +22,12 @@ site, a school, a law firm, a theatre, a garden centre, a claims call centre, a 
 fifty-first (a pharmacy, a care home, a bus depot, a university laboratory, a food bank, a leisure centre, an
 accountancy firm, a newsroom) were written for the probe to fit on. The fifty-second to fifty-fifth (a veterinary
 surgery, a hotel, a housing association's repairs team, a public library) were written after every choice so far,
-to be held out with the twenty-sixth to twenty-ninth (bench.question_probe.HELD_OUT; `--offices held-out` runs
-those eight). Each office is indexed into a fresh data folder of its own (its own keyword counts, as on a real
-machine) and every question is asked through `Hearth.ask` with the default models: the embedder, and the chat
-model shared by all offices (joined once into --cache, default .data/bench-office).
+to be held out with the twenty-sixth to twenty-ninth, and the fifty-sixth to sixty-third (a hair salon, a car repair
+garage, a doctors' surgery's reception, a brewery with a taproom, a removals firm, an architecture practice, a
+cinema, a farm park) after them (bench.question_probe.HELD_OUT; `--offices held-out` runs those sixteen). Each
+office is indexed into a fresh data folder of its own (its own keyword counts, as on a real machine) and every
+question is asked through `Hearth.ask` with the default models: the embedder, and the chat model shared by all
+offices (joined once into --cache, default .data/bench-office).
 
 Per office: answerable questions withheld ("not found"), right (not withheld, and the reply holds the phrase),
 right as shown (`ask --json`'s "answer" holds it: the passages' lines that stand in for a failed reply count
@@ -33,7 +35,7 @@ too), and unanswerable questions answered (not withheld); as the baseline of the
 model's check alone gave up ("checked out": without it they would have been answered); and whether the office
 is within the bars of #23's hidden check, scaled from its five questions of each kind to the office's ten (at
 most 2 answerable withheld, at least 6 right by the reply, at most 2 unanswerable answered). About 22 s a question
-on 2 CPU cores with the larger checker, some seven hours for all fifty-five. The table goes to stdout
+on 2 CPU cores with the larger checker, some eight hours for all sixty-three. The table goes to stdout
 (JSON with --json), progress to stderr; --details writes one JSON line per question (the reply, what was
 shown, what the not-found rule weighed, the model's check, the probe's score and what it changed, the quotes
 shown, and the passages; `python -m bench.replay_ideas bounds FILE` replays the probe's bounds on them).

@@ -7,7 +7,7 @@ The state is read at the prompt's last token from one of its middle layers (`LAY
 `LlamaCppModel.layer_state`), which holds it more plainly than the last (README "The larger model reads the
 question's lines"). A logistic regression on that state, fitted on the office notes' questions (`python -m
 bench.question_probe`: offices one to twenty-five and thirty to fifty-one; twenty-six to twenty-nine and
-fifty-two to fifty-five are held out), gives a score: above 0 it takes the lines to answer the question.
+fifty-two to sixty-three are held out), gives a score: above 0 it takes the lines to answer the question.
 `rag.quotes.align` reads it with bounds chosen on the tuning sets (rag.confirm.BOUNDS).
 
 The fitted numbers ship in `question_probe.json` beside this file, with the model and the layer they were read

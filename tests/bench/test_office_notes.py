@@ -24,7 +24,9 @@ def test_every_office_has_ten_questions_of_each_kind_and_its_answers_are_in_its_
                                         "fortieth", "forty-first", "forty-second", "forty-third", "forty-fourth",
                                         "forty-fifth", "forty-sixth", "forty-seventh", "forty-eighth",
                                         "forty-ninth", "fiftieth", "fifty-first", "fifty-second", "fifty-third",
-                                        "fifty-fourth", "fifty-fifth"]
+                                        "fifty-fourth", "fifty-fifth", "fifty-sixth", "fifty-seventh",
+                                        "fifty-eighth", "fifty-ninth", "sixtieth", "sixty-first", "sixty-second",
+                                        "sixty-third"]
     for o in offices:
         assert len(o.notes) == 5 and len(o.answerable) == 10 and len(o.unanswerable) == 10, o.name
         texts = " ".join(o.notes.values()).casefold()

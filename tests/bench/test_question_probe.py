@@ -28,13 +28,13 @@ def _write_features(path, items, states):
     return path
 
 
-def test_the_twenty_sixth_to_twenty_ninth_and_the_last_four_offices_are_held_out_and_the_rest_fitted_on():
+def test_the_twenty_sixth_to_twenty_ninth_and_the_last_twelve_offices_are_held_out_and_the_rest_fitted_on():
     items = question_probe.questions()
     offices = list(dict.fromkeys(it["office"] for it in items))
     tuning = list(dict.fromkeys(it["office"] for it in items if it["tuning"]))
     assert tuning == offices[:25] + offices[29:51] and tuning[24] == "twenty-fifth" and tuning[-1] == "fifty-first"
     assert [o for o in offices if o not in tuning] == list(question_probe.HELD_OUT) == offices[25:29] + offices[51:]
-    assert offices[-1] == "fifty-fifth"
+    assert offices[-1] == "sixty-third" and len(offices) == 63
     assert all(len(it["lines"]) >= 10 and not any(line.startswith("#") for line in it["lines"]) for it in items)
 
 
@@ -55,7 +55,7 @@ def test_it_fits_on_the_tuning_states_and_reports_the_held_out_ones(tmp_path, ca
     features = _write_features(tmp_path / "states.jsonl", items, states)
     written = tmp_path / "probe.json"
     summary = question_probe.run(features=features, out=written, cache=tmp_path / "no-models", threads=1, layer=18)
-    assert summary["questions"] == {"tuning": 940, "held_out": 160}
+    assert summary["questions"] == {"tuning": 940, "held_out": 320}
     assert summary["auc_left_out_tuning"] > 0.9
     assert summary["held_out_offices"]["twenty-ninth"] < 0.1 < 0.9 < summary["held_out_offices"]["twenty-sixth"]
     probe = Probe.from_json(json.loads(written.read_text(encoding="utf-8")))
@@ -157,7 +157,7 @@ def test_the_debian_evaluation_s_tuning_splits_are_fitted_on_and_its_held_out_on
     summary = question_probe.run(features=features, out=None, cache=tmp_path / "no-models", threads=1, layer=18,
                                  debian=tmp_path / "no-index")
     tuning = sum(o != "debian-heldout" for o, _, _ in asked)
-    assert summary["questions"] == {"tuning": 940, "held_out": 160, "debian_tuning": tuning - 1,
+    assert summary["questions"] == {"tuning": 940, "held_out": 320, "debian_tuning": tuning - 1,
                                     "debian_held_out": len(asked) - tuning}
     assert set(summary["held_out_offices"]) == set(question_probe.HELD_OUT)
     areas = summary["debian"]
