@@ -71,7 +71,8 @@ HELD_OUT = ("twenty-sixth", "twenty-seventh", "twenty-eighth", "twenty-ninth",
             "fifty-second", "fifty-third", "fifty-fourth", "fifty-fifth",
             "fifty-sixth", "fifty-seventh", "fifty-eighth", "fifty-ninth",
             "sixtieth", "sixty-first", "sixty-second", "sixty-third")
-DEBIAN_HELD_OUT = "heldout"  # the Debian evaluation's split reported, never fitted on (bench.quotes --eval)
+# The Debian evaluation's splits reported, never fitted on (bench.quotes --eval).
+DEBIAN_HELD_OUT = ("heldout", "heldout2")
 DEFAULT_CACHE = Path(".data/bench-office")
 
 
@@ -419,7 +420,7 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: i
                    for i, (o, it) in enumerate(zip(offices, items, strict=True))},
     }
     if debian is not None:  # each tuning split left out of the fit in turn; the held-out one by the fit written
-        summary["debian"] = {name: _area(left_out if name != f"debian-{DEBIAN_HELD_OUT}" else held, y,
+        summary["debian"] = {name: _area(held if name.removeprefix("debian-") in DEBIAN_HELD_OUT else left_out, y,
                                          np.array([o == name for o in offices]))
                              for name in dict.fromkeys(o for o in offices if o.startswith("debian-"))}
         # The baseline, in the same run: every split scored by the fit on the tuning offices alone (what ships).
@@ -451,11 +452,11 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: i
 
 def debian_items() -> list[dict[str, Any]]:
     """The Debian evaluation's questions (bench/data/eval_*.json, bench.quotes --eval) as items: office "debian-"
-    and its split, the held-out split (DEBIAN_HELD_OUT) never fitted on. Their lines are found (`debian_lines`)
+    and its split, the held-out splits (DEBIAN_HELD_OUT) never fitted on. Their lines are found (`debian_lines`)
     only for those whose state is not in --features yet."""
     from bench.quotes import EVAL_ANSWERABLE, EVAL_UNANSWERABLE
 
-    return [{"office": f"debian-{q['split']}", "tuning": q["split"] != DEBIAN_HELD_OUT, "question": q["question"],
+    return [{"office": f"debian-{q['split']}", "tuning": q["split"] not in DEBIAN_HELD_OUT, "question": q["question"],
              "answerable": path == EVAL_ANSWERABLE, "phrases": q.get("answer", [])}
             for path in (EVAL_UNANSWERABLE, EVAL_ANSWERABLE)
             for q in json.loads(path.read_text(encoding="utf-8"))["questions"]]

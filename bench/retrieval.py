@@ -1,7 +1,7 @@
 """Retrieval benchmark: how often BM25, dense and Hearth's hybrid ranking put the gold passage on top.
 
     python -m bench.retrieval [--json] [--k 10] [--limit N] [--reuse DIR] [--details FILE] [--threads N]
-                              [--questions FILE | --eval tune|tune2|heldout|all] [--rankings NAME,...]
+                              [--questions FILE | --eval tune|tune2|heldout|heldout2|all] [--rankings NAME,...]
 
 Builds a workspace in a fresh temporary data folder (or in DIR with --reuse, kept and reused: unchanged
 documents are not indexed again), ingests the corpus of bench/corpus.py with the real default embedder,
@@ -91,7 +91,7 @@ def load_questions(path: Path = QUESTIONS_FILE) -> list[Question]:
 
 
 def eval_half(split: str) -> list[Question]:
-    """The evaluation's answerable questions of one part: 'tune', 'tune2', 'heldout' or 'all'
+    """The evaluation's answerable questions of one part: 'tune', 'tune2', 'heldout', 'heldout2' or 'all'
     (bench/data/eval_*.json)."""
     path = QUESTIONS_FILE.parent / "eval_answerable.json"
     halves = {q["id"]: q["split"] for q in json.loads(path.read_text(encoding="utf-8"))["questions"]}
@@ -292,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="data folder to build the index in and keep; a later run reuses it",
     )
     parser.add_argument("--questions", type=Path, default=QUESTIONS_FILE, help="question file (default: %(default)s)")
-    parser.add_argument("--eval", choices=("tune", "tune2", "heldout", "all"), default=None,
+    parser.add_argument("--eval", choices=("tune", "tune2", "heldout", "heldout2", "all"), default=None,
                         help="instead: that part of the evaluation's answerable questions (bench/data/"
                              "eval_answerable.json) over the corpus with the Debian FAQ")
     parser.add_argument(

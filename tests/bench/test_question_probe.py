@@ -130,14 +130,14 @@ def test_a_sweep_s_layers_are_read_as_a_range_or_a_list():
             question_probe._layers(bad)
 
 
-def test_the_debian_evaluation_s_tuning_splits_are_fitted_on_and_its_held_out_one_is_reported(tmp_path):
+def test_the_debian_evaluation_s_tuning_splits_are_fitted_on_and_its_held_out_ones_are_reported(tmp_path):
     offices = question_probe.questions()
     # Every Debian question's state is already in the features file, so no corpus is indexed, no model loaded.
     from bench.quotes import EVAL_ANSWERABLE, EVAL_UNANSWERABLE
 
     asked = [(f"debian-{q['split']}", q["question"], path == EVAL_ANSWERABLE)
              for path in (EVAL_UNANSWERABLE, EVAL_ANSWERABLE) for q in json.loads(path.read_text())["questions"]]
-    assert {o for o, _, _ in asked} == {"debian-tune", "debian-tune2", "debian-heldout"}
+    assert {o for o, _, _ in asked} == {"debian-tune", "debian-tune2", "debian-heldout", "debian-heldout2"}
     rng = np.random.default_rng(3)
     features = tmp_path / "states.jsonl"
     with features.open("w", encoding="utf-8") as out:
@@ -146,9 +146,9 @@ def test_the_debian_evaluation_s_tuning_splits_are_fitted_on_and_its_held_out_on
             out.write(_record(it, 18, rng.normal(size=5) + [lean, 0, 0, 0, 0]))
         for n, (office, question, answerable) in enumerate(asked):
             # The Debian questions lean on the second value: only a fit on their tuning splits can tell; the
-            # held-out split leans backwards, which that fit then scores backwards. One found nothing.
+            # held-out splits lean backwards, which that fit then scores backwards. One found nothing.
             lean = 4.0 if answerable else -4.0
-            if office == "debian-heldout":
+            if office in ("debian-heldout", "debian-heldout2"):
                 lean = -lean
             state = None if n == 0 else (rng.normal(size=5) + [0, lean, 0, 0, 0]).tolist()
             out.write(json.dumps({"office": office, "question": question, "answerable": answerable, "layer": 18,
@@ -156,12 +156,13 @@ def test_the_debian_evaluation_s_tuning_splits_are_fitted_on_and_its_held_out_on
     assert len(question_probe.debian_items()) == len(asked)
     summary = question_probe.run(features=features, out=None, cache=tmp_path / "no-models", threads=1, layer=18,
                                  debian=tmp_path / "no-index")
-    tuning = sum(o != "debian-heldout" for o, _, _ in asked)
+    tuning = sum(o in ("debian-tune", "debian-tune2") for o, _, _ in asked)
     assert summary["questions"] == {"tuning": 940, "held_out": 320, "debian_tuning": tuning - 1,
                                     "debian_held_out": len(asked) - tuning}
     assert set(summary["held_out_offices"]) == set(question_probe.HELD_OUT)
     areas = summary["debian"]
     assert areas["debian-tune"] > 0.75 and areas["debian-tune2"] > 0.75 and areas["debian-heldout"] < 0.25
+    assert areas["debian-heldout2"] < 0.25
     # Fitted on the offices alone (the baseline of the same run), the Debian questions' lean is not learnt.
     alone = summary["debian_offices_only"]
     assert set(alone) == set(areas) and all(areas[s] > alone[s] + 0.2 for s in ("debian-tune", "debian-tune2"))

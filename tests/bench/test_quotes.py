@@ -63,7 +63,9 @@ def test_the_evaluation_halves_hold_both_kinds():
     assert len(questions) == 50 and sum(1 for q in questions if not answers.get(q.id)) == 20
     questions, answers = eval_questions("tune2")
     assert len(questions) == 40 and sum(1 for q in questions if not answers.get(q.id)) == 20
-    assert len(eval_questions("all")[0]) == 140
+    questions, answers = eval_questions("heldout2")
+    assert len(questions) == 39 and sum(1 for q in questions if not answers.get(q.id)) == 20
+    assert len(eval_questions("all")[0]) == 179
 
 
 def test_shares_count_quotes_among_questions_whose_answer_was_given():
