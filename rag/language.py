@@ -87,8 +87,10 @@ def _cue_weights() -> dict[str, dict[str, float]]:
     for code in _LATIN:
         for word in stop_set(code):
             holders.setdefault(word, []).append(code)
-    # English's list is long (1,300 words, many of them content words); a word only it lists says less.
-    return {w: {c: (0.5 if c == "en" else 1.0) / len(cs) for c in cs} for w, cs in holders.items()}
+    # English's list is long (1,300 words, many of them content words); a word only it lists says less. A word
+    # several lists share is split evenly between them: halved for English too, it leant the other way, and
+    # "Who approves my request to go to a conference?" (my, to, go: English and Polish) was read as Polish.
+    return {w: {"en": 0.5} if cs == ["en"] else {c: 1.0 / len(cs) for c in cs} for w, cs in holders.items()}
 
 
 def detect(text: str) -> str:
