@@ -66,7 +66,8 @@ OFFICES = ROOT / "bench" / "data" / "office_notes.json"
 # 0.964 to 0.968 (README "Eight offices more to fit on"). The forty-fourth to fifty-first were written for it too;
 # joining them lifts theirs from 0.949 to 0.963 and leaves the thirty-nine's about as it was (0.980 -> 0.978).
 # The fifty-second to fifty-fifth were written to be held out too, after every choice so far (README "Four offices
-# more, held out"), and the fifty-sixth to sixty-third after them (README "Eight offices more, held out").
+# more, held out"), and the fifty-sixth to sixty-third after them (README "Eight offices more, and Debian questions
+# more, held out").
 HELD_OUT = ("twenty-sixth", "twenty-seventh", "twenty-eighth", "twenty-ninth",
             "fifty-second", "fifty-third", "fifty-fourth", "fifty-fifth",
             "fifty-sixth", "fifty-seventh", "fifty-eighth", "fifty-ninth",
