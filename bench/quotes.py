@@ -67,7 +67,8 @@ from pathlib import Path, PurePath
 from typing import IO, Any
 
 from bench import corpus
-from bench.retrieval import QUESTIONS_FILE, WORKSPACE, Gold, Question, index_corpus, load_questions
+from bench.retrieval import (EVAL_SPLITS, QUESTIONS_FILE, WORKSPACE, Gold, Question, index_corpus,
+                             load_questions)
 
 # Typographic characters the PDF and HTML loaders keep, written as a model would type them.
 _ASCII = str.maketrans(
@@ -346,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--reuse", type=Path, default=None, metavar="DIR", help="data folder to build the index in and keep"
     )
     parser.add_argument("--questions", type=Path, default=QUESTIONS_FILE, help="question file (default: %(default)s)")
-    parser.add_argument("--eval", choices=("tune", "tune2", "heldout", "heldout2", "all"), default=None,
+    parser.add_argument("--eval", choices=EVAL_SPLITS, default=None,
                         help="instead: that part of the evaluation sets (bench/data/eval_*.json, answerable and "
                              "unanswerable questions) over the corpus with the Debian FAQ")
     parser.add_argument(

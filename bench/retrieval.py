@@ -45,6 +45,8 @@ from bench import corpus
 from rag.loaders import HEADING_SEPARATOR
 
 QUESTIONS_FILE = Path(__file__).resolve().parent / "data" / "retrieval_questions.json"
+# The evaluation's parts (bench/data/eval_*.json "split"), and "all": --eval here and in bench.quotes.
+EVAL_SPLITS = ("tune", "tune2", "heldout", "heldout2", "all")
 WORKSPACE = "bench"
 # Report name -> the `mode` passed to Hearth.search.
 RANKINGS: tuple[tuple[str, str], ...] = (
@@ -292,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="data folder to build the index in and keep; a later run reuses it",
     )
     parser.add_argument("--questions", type=Path, default=QUESTIONS_FILE, help="question file (default: %(default)s)")
-    parser.add_argument("--eval", choices=("tune", "tune2", "heldout", "heldout2", "all"), default=None,
+    parser.add_argument("--eval", choices=EVAL_SPLITS, default=None,
                         help="instead: that part of the evaluation's answerable questions (bench/data/"
                              "eval_answerable.json) over the corpus with the Debian FAQ")
     parser.add_argument(
