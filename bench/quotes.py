@@ -46,6 +46,11 @@ that an earlier run wrote with --details, in a few minutes instead of an hour: f
 chat model reads (for the check of the answer's line, rag/confirm.py) but writes nothing; --no-model-check
 leaves it out, the baseline. Its summary has the same keys; the reply and passage figures are the earlier run's.
 
+--summarise FILE [FILE ...] asks nothing: it gives the summary of the questions that earlier runs wrote with
+--details, together (both held-out parts, say). Every summary also gives, under "intervals", the 95 % Wilson
+intervals of the three shares #23's bars are on (abstained_when_answerable, confident_when_unanswerable,
+quote_contains_when_in_passages).
+
 Summary JSON on stdout with --json (else the table), the table and progress on stderr; --details writes
 one JSON line per question as it finishes (question, gold, reply, quotes, sentences, passages).
 """
@@ -55,6 +60,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import os
 import re
 import signal
@@ -269,6 +275,17 @@ def _quote_outcome(support: Any, gold: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """The Wilson score interval of a share of k in n (95 % with the default z); None for no questions. Where the
+    bars are a tenth and the sets a few dozen questions, a share a question or two over its bar is within the
+    interval of one under it."""
+    if n <= 0:
+        return None
+    p, z2 = k / n, z * z
+    centre, half = p + z2 / (2 * n), z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return round(max(0.0, (centre - half) / (1 + z2 / n)), 4), round(min(1.0, (centre + half) / (1 + z2 / n)), 4)
+
+
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The shares over per-question outcomes (keys as in the module docstring)."""
     unanswerable = [r for r in rows if not r.get("answerable", True)]
@@ -299,6 +316,12 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "reply_contains_when_in_passages": share("reply_contains", in_passages),
         "n_in_passages": len(in_passages),
         "quote_chars_mean": round(sum(r["quote_chars"] for r in rows) / n, 1) if n else None,
+        # The 95 % intervals of the shares #23's bars are on (wilson): how far a set this size pins them down.
+        "intervals": {
+            "abstained_when_answerable": wilson(sum(r["abstained"] for r in rows), n),
+            "confident_when_unanswerable": wilson(sum(r["confident"] for r in confident), len(confident)),
+            "quote_contains_when_in_passages": wilson(sum(r["quote_contains"] for r in in_passages), len(in_passages)),
+        },
     }
 
 
@@ -308,6 +331,10 @@ def format_table(summary: dict[str, Any]) -> str:
     def pct(value: float | None) -> str:
         return "   n/a" if value is None else f"{value * 100:5.1f}%"
 
+    def within(key: str) -> str:
+        interval = summary.get("intervals", {}).get(key)
+        return "" if interval is None else f"  (95 %: {interval[0] * 100:.1f}–{interval[1] * 100:.1f}%)"
+
     n, m = summary["n"], summary["n_in_passages"]
     s = summary["seconds"]
     rows = [
@@ -316,16 +343,20 @@ def format_table(summary: dict[str, Any]) -> str:
         ("answer in the model's reply", summary["reply_contains"], n),
         ("answer in a shown quote", summary["quote_contains"], n),
         ("  reply, when in the passages", summary["reply_contains_when_in_passages"], m),
-        ("  quote, when in the passages (target 90%)", summary["quote_contains_when_in_passages"], m),
+        ("  quote, when in the passages (target 90%)", summary["quote_contains_when_in_passages"], m,
+         within("quote_contains_when_in_passages")),
         ("reply replaced by quotes (fallback)", summary["fallback_rate"], n),
-        ("said not found, answerable questions", summary["abstained_when_answerable"], n),
+        ("said not found, answerable questions", summary["abstained_when_answerable"], n,
+         within("abstained_when_answerable")),
         ("  with a reply that held the answer", summary["correct_reply_withheld"], n),
-        ("answered, unanswerable questions", summary["confident_when_unanswerable"], summary["n_unanswerable"]),
+        ("answered, unanswerable questions", summary["confident_when_unanswerable"], summary["n_unanswerable"],
+         within("confident_when_unanswerable")),
         ("quote offsets exact in the document", summary["quote_offsets_exact"], None),
     ]
     stopped = " (interrupted: the questions finished)" if summary["interrupted"] else ""
     lines = [f"Quote benchmark: {n} questions{stopped}, k={summary['k']}", ""]
-    lines += [f"{label:<46}{pct(value)}" + (f"  of {of}" if of is not None else "") for label, value, of in rows]
+    lines += [f"{label:<46}{pct(value)}" + (f"  of {of}" if of is not None else "") + (extra[0] if extra else "")
+              for label, value, of, *extra in rows]
     lines.append(f"{'characters quoted per answer (mean)':<46}{summary['quote_chars_mean']}")
     lines.append("")
     lines.append(
@@ -364,6 +395,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--replay", type=Path, default=None, metavar="FILE", help="re-align the replies of a --details FILE"
     )
+    parser.add_argument("--summarise", type=Path, nargs="+", default=None, metavar="FILE",
+                        help="instead: the summary of the questions of earlier runs' --details FILEs together "
+                             "(no model; e.g. both held-out parts)")
     parser.add_argument("--no-model-check", action="store_true",
                         help="--replay without the chat model's check of the answer's line (the baseline)")
     parser.add_argument("--quotes", type=int, default=None, metavar="N",
@@ -380,6 +414,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         aligner.update(max_quotes=args.quotes, question_quotes=args.quotes - 1)
     if args.in_context is not None:
         aligner["in_context"] = args.in_context
+    if args.summarise is not None:
+        try:
+            rows = [json.loads(line) for f in args.summarise for line in f.read_text(encoding="utf-8").splitlines()
+                    if line.strip()]
+            summary = summarise(rows)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"bench.quotes: error: --summarise takes --details files ({type(exc).__name__}: {exc})",
+                  file=sys.stderr)
+            return 1
+        print(json.dumps(summary, ensure_ascii=False) if args.json else "\n".join(
+            f"{k:<34}{v}" for k, v in summary.items()))
+        return 0
     if args.replay is not None:
         if not args.replay.is_file():
             parser.error(f"--replay: no such file: {args.replay}")

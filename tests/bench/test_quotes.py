@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bench.quotes import DocumentTexts, contains_answer, format_table, load_answers, measure, summarise
+from bench.quotes import DocumentTexts, contains_answer, format_table, load_answers, main, measure, summarise, wilson
 from bench.retrieval import QUESTIONS_FILE, WORKSPACE, Gold, Question
 from rag.quotes import align
 from rag.service import Hearth, HearthConfig
@@ -54,6 +54,39 @@ def test_not_found_shares_are_of_their_own_questions():
     assert "answered, unanswerable questions" in format_table(dict(s, k=5, interrupted=False, quote_offsets_exact=1.0,
                                                                    seconds=dict.fromkeys(
         ("ingest", "warmup", "search", "ask", "align", "per_question"), 0.0)))
+
+
+def test_the_shares_come_with_their_95_percent_intervals():
+    # Wilson intervals as tabulated (e.g. 0 of 10: 0 to 0.278; 6 of 40: 0.071 to 0.291).
+    assert wilson(0, 10) == (0.0, 0.2775) and wilson(10, 10) == (0.7225, 1.0)
+    assert wilson(6, 40) == (0.0706, 0.2907) and wilson(0, 0) is None
+    rows = [_row(True, True, True, abstained=True), _row(True, False, True), _row(False, False, False),
+            _row(False, False, False, answerable=False, abstained=True), _row(False, False, True, answerable=False)]
+    s = summarise(rows)
+    assert s["intervals"] == {"abstained_when_answerable": wilson(1, 3), "confident_when_unanswerable": wilson(1, 2),
+                              "quote_contains_when_in_passages": wilson(2, 2)}
+    seconds = dict.fromkeys(("ingest", "warmup", "search", "ask", "align", "per_question"), 0.0)
+    table = format_table(dict(s, k=5, interrupted=False, quote_offsets_exact=1.0, seconds=seconds))
+    low, high = wilson(1, 2)
+    assert f"(95 %: {low * 100:.1f}–{high * 100:.1f}%)" in next(
+        line for line in table.splitlines() if line.startswith("answered, unanswerable questions"))
+
+
+def test_summarise_joins_earlier_runs_details_without_a_model(tmp_path, capsys):
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(json.dumps(_row(True, True, True)) + "\n" + json.dumps(_row(True, False, False, abstained=True))
+                     + "\n")
+    second.write_text(json.dumps(_row(False, False, True, answerable=False)) + "\n")
+    assert main(["--summarise", str(first), str(second), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["n"] == 2 and s["n_unanswerable"] == 1 and s["abstained_when_answerable"] == 0.5
+    assert s["confident_when_unanswerable"] == 1.0 and s["intervals"]["confident_when_unanswerable"] == [0.2065, 1.0]
+    # Not a details file, or none at all: an error naming the option, nothing else.
+    (tmp_path / "notes.txt").write_text("not json\n")
+    for bad in (tmp_path / "notes.txt", tmp_path / "missing.jsonl"):
+        assert main(["--summarise", str(bad)]) == 1
+        out = capsys.readouterr()
+        assert out.out == "" and "--summarise takes --details files" in out.err
 
 
 def test_the_evaluation_halves_hold_both_kinds():
