@@ -34,7 +34,8 @@ right as shown (`ask --json`'s "answer" holds it: the passages' lines that stand
 too), and unanswerable questions answered (not withheld); as the baseline of the same run, how many of each the
 model's check alone gave up ("checked out": without it they would have been answered); and whether the office
 is within the bars of #23's hidden check, scaled from its five questions of each kind to the office's ten (at
-most 2 answerable withheld, at least 6 right by the reply, at most 2 unanswerable answered). About 22 s a question
+most 2 answerable withheld, at least 6 right by the reply, at most 2 unanswerable answered). Over all the offices
+asked, the shares withheld and answered come with their 95 % Wilson intervals ("intervals"). About 22 s a question
 on 2 CPU cores with the larger checker, some eight hours for all sixty-three. The table goes to stdout
 (JSON with --json), progress to stderr; --details writes one JSON line per question (the reply, what was
 shown, what the not-found rule weighed, the model's check, the probe's score and what it changed, the quotes
@@ -68,7 +69,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.conditions import machine
-from bench.quotes import _hit_json
+from bench.quotes import _hit_json, wilson
 
 DATA = Path(__file__).resolve().parent / "data" / "office_notes.json"
 DEFAULT_CACHE = Path(".data/bench-office")
@@ -260,6 +261,7 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
         if checker:
             checker[1].close()
     summary["total"] = total(summary["offices"])
+    summary["intervals"] = intervals(summary["total"])
     summary["machine"]["load_after"] = machine()["load_average"]
     return summary
 
@@ -284,6 +286,12 @@ def total(offices: dict[str, dict[str, Any]]) -> dict[str, int]:
     keys = ("answerable", "withheld", "right", "right_shown", "unanswerable", "answered", "checked_out_answerable",
             "checked_out_right", "checked_out_unanswerable", *QUESTION_KEYS, *YES_NO_KEYS)
     return {k: sum(o.get(k, 0) for o in offices.values()) for k in keys}
+
+
+def intervals(t: dict[str, int]) -> dict[str, tuple[float, float] | None]:
+    """The 95 % Wilson intervals (bench.quotes.wilson) of the shares #23's bars are on: answerable questions
+    withheld, unanswerable ones answered."""
+    return {"withheld": wilson(t["withheld"], t["answerable"]), "answered": wilson(t["answered"], t["unanswerable"])}
 
 
 # The hidden check of #23 on five questions of each kind: at most 1 answerable withheld, at least 3 right, at
@@ -318,6 +326,11 @@ def format_table(summary: dict[str, Any]) -> str:
     m = summary["machine"]
     lines.append(f"answers checked by: {summary.get('check_model')}")
     t = summary["total"]
+    shares = [f"{what} {t[k]} of {t[n]} ({t[k] / t[n]:.3f}; 95 %: {i[0]:.3f}–{i[1]:.3f})"
+              for what, k, n in (("withheld", "withheld", "answerable"), ("answered", "answered", "unanswerable"))
+              if (i := intervals(t)[k]) is not None]
+    if shares:
+        lines.append("in all: " + ", ".join(shares))
     if t.get("yes_no") or t.get("contradicted_answerable") or t.get("contradicted_unanswerable"):
         lines.append(f"yes-or-no answerable questions: {t['yes_no']}; the reply opens with the wrong word "
                      f"{t['yes_no_reply_wrong']}, as shown {t['yes_no_shown_wrong']} (the right one "

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from bench import office_notes, question_probe
+from bench.quotes import wilson
 
 
 def test_every_office_has_ten_questions_of_each_kind_and_its_answers_are_in_its_notes():
@@ -79,6 +80,11 @@ def test_the_table_adds_the_offices_up():
     assert rows[3].split() == ["total", "20", "2", "15", "16", "20", "5", "2", "(1", "right)", "/", "4", "0/2",
                                "1/0", "1/2"]
     assert "load average 0.5 before, 0.7 after" in rows[-1]
+    # The shares the bars are on, with their 95 % intervals (2 of 20 withheld, 5 of 20 answered).
+    low, high = wilson(5, 20)
+    assert ("in all: withheld 2 of 20 (0.100; 95 %: 0.028–0.301), "
+            f"answered 5 of 20 (0.250; 95 %: {low:.3f}–{high:.3f})") in rows
+    assert office_notes.intervals(summary["total"]) == {"withheld": wilson(2, 20), "answered": (low, high)}
     assert not any("fitted without" in row for row in rows)
     left_out = office_notes.format_table({**summary, "probe_left_out": ["a", "b"]}).splitlines()
     assert "question's lines read by a probe fitted without the office: a, b" in left_out
