@@ -238,8 +238,8 @@ def test_mcp_server_over_stdio_no_network_connection(cli_run, tmp_path):
     answer = json.loads(out["ask"].content[0].text)
     assert answer["answer"] and answer["sources"]
     # The client closed stdin; strace writes the rest when the server exits: its first process (the one that ran
-    # `hearth mcp`) writes its exit last.
-    ended = re.compile(rf"^{log.read_text().split(None, 1)[0]} \+\+\+ (?:exited|killed)", re.M)
+    # `hearth mcp`) writes its exit last ("4716  +++ exited with 0 +++": strace pads the process id).
+    ended = re.compile(rf"^{log.read_text().split(None, 1)[0]}\s+\+\+\+ (?:exited|killed)", re.M)
     deadline = time.monotonic() + 30
     while not ended.search(log.read_text()):
         assert time.monotonic() < deadline, "the traced MCP server did not exit once its client closed"
