@@ -326,9 +326,9 @@ def format_table(summary: dict[str, Any]) -> str:
     m = summary["machine"]
     lines.append(f"answers checked by: {summary.get('check_model')}")
     t = summary["total"]
-    shares = [f"{what} {t[k]} of {t[n]} ({t[k] / t[n]:.3f}; 95 %: {i[0]:.3f}–{i[1]:.3f})"
-              for what, k, n in (("withheld", "withheld", "answerable"), ("answered", "answered", "unanswerable"))
-              if (i := intervals(t)[k]) is not None]
+    within = intervals(t)
+    shares = [f"{k} {t[k]} of {t[n]} ({t[k] / t[n]:.3f}; 95 %: {within[k][0]:.3f}–{within[k][1]:.3f})"
+              for k, n in (("withheld", "answerable"), ("answered", "unanswerable")) if within[k] is not None]
     if shares:
         lines.append("in all: " + ", ".join(shares))
     if t.get("yes_no") or t.get("contradicted_answerable") or t.get("contradicted_unanswerable"):

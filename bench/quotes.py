@@ -423,8 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"bench.quotes: error: --summarise takes --details files ({type(exc).__name__}: {exc})",
                   file=sys.stderr)
             return 1
-        print(json.dumps(summary, ensure_ascii=False) if args.json else "\n".join(
-            f"{k:<34}{v}" for k, v in summary.items()))
+        print(_listed(summary, as_json=args.json))
         return 0
     if args.replay is not None:
         if not args.replay.is_file():
@@ -440,8 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (KeyError, ValueError) as exc:
             print(f"bench.quotes: error: {args.replay} is not a --details file ({exc})", file=sys.stderr)
             return 1
-        print(json.dumps(summary, ensure_ascii=False) if args.json else "\n".join(
-            f"{k:<34}{v}" for k, v in summary.items()))
+        print(_listed(summary, as_json=args.json))
         return 0
     if not 1 <= args.k <= 20:
         parser.error("--k must be between 1 and 20")
@@ -494,6 +492,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(table)
     return 1 if summary["corpus"]["failed"] else 0
+
+
+def _listed(summary: dict[str, Any], *, as_json: bool) -> str:
+    """A summary made of stored runs (--summarise, --replay): JSON, or a line a key."""
+    return json.dumps(summary, ensure_ascii=False) if as_json else "\n".join(f"{k:<34}{v}" for k, v in summary.items())
 
 
 def _interrupt(signum: int, frame: object) -> None:

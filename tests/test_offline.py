@@ -110,12 +110,12 @@ def test_trace_catches_a_real_connect_and_sendto_of_a_child_process(tmp_path):
     assert calls.inet_connects == 2  # and the loopback connect() is seen but allowed
 
 
-def traced(log: Path, args: list[str], *, exits: bool = False) -> list[str]:
-    """The strace command line that traces `args` (and every process they start) into `log`; with `exits`, each
-    process's exit is written too ("PID +++ exited with 0 +++"). --seccomp-bpf stops the traced processes only at
-    the calls traced, not at every call (the traces are the same, the traced commands run faster)."""
+def traced(log: Path, args: list[str], *, exits: bool = False, calls: str = TRACED) -> list[str]:
+    """The strace command line that traces `calls` of `args` (and every process they start) into `log`; with
+    `exits`, each process's exit is written too ("PID +++ exited with 0 +++"). --seccomp-bpf stops the traced
+    processes only at the calls traced, not at every call (the traces are the same, the commands run faster)."""
     quiet = "-q" if exits else "-qq"
-    return ["strace", "-f", "--seccomp-bpf", quiet, "-e", f"trace={TRACED}", "-o", str(log), *args]
+    return ["strace", "-f", "--seccomp-bpf", quiet, "-e", f"trace={calls}", "-o", str(log), *args]
 
 
 def hearth_args(data: Path, *args: str) -> list[str]:
@@ -272,9 +272,8 @@ def test_desktop_window_indexes_and_answers_without_network(cli_run, tmp_path):
     scratch.mkdir()
     env = dict(env_without_offline_switches(), QT_QPA_PLATFORM="offscreen", TMPDIR=str(scratch))
     # openat too: the window must not even load Qt's network module (QNetworkAccessManager lives there).
-    args = ["strace", "-f", "--seccomp-bpf", "-qq", "-e", f"trace={TRACED},openat", "-o", str(log),
-            *hearth_args(data, "gui", "--screenshot", str(shot), "--add", str(DEMO), "--ask",
-                         "What is the mileage rate?")]
+    args = traced(log, hearth_args(data, "gui", "--screenshot", str(shot), "--add", str(DEMO), "--ask",
+                                   "What is the mileage rate?"), calls=f"{TRACED},openat")
     r = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
     assert shot.stat().st_size > 0
