@@ -30,7 +30,7 @@ not inside a longer word or number ("debi" is not found in "debian", "41" not in
   - quote_chars_mean: characters of quoted text shown per answer (longer quotes contain more, and cost the
     reader more: the measure of what a rise in quote_contains was paid with).
 
---eval tune|tune2|heldout|heldout2|all asks instead that part of the evaluation sets
+--eval tune|tune2|heldout|heldout2|heldout3|all asks instead that part of the evaluation sets
 (bench/data/eval_answerable.json and eval_unanswerable.json, written from the documents alone by a session that
 had not seen the code) over the corpus with the Debian FAQ; the shares above are then of the answerable questions,
 and it adds:
@@ -38,8 +38,8 @@ and it adds:
   - correct_reply_withheld: share of answerable questions whose reply held the answer but was withheld;
   - confident_when_unanswerable: share of the unanswerable questions answered all the same (not abstained).
 The tuning questions ('tune', and 'tune2', written later by another session given only the documents) may be
-used to choose settings; the held-out ones ('heldout', and 'heldout2', written later still the same way) are
-reported, never tuned on.
+used to choose settings; the held-out ones ('heldout', then 'heldout2' and 'heldout3', written later still the same
+way) are reported, never tuned on.
 
 --replay re-runs only the aligner (the current rag/quotes.py, default embedder) on the replies and passages
 that an earlier run wrote with --details, in a few minutes instead of an hour: for tuning the aligner. The
@@ -113,8 +113,8 @@ EVAL_UNANSWERABLE = QUESTIONS_FILE.parent / "eval_unanswerable.json"
 
 
 def eval_questions(split: str) -> tuple[list[Question], dict[str, tuple[str, ...]]]:
-    """The evaluation sets' questions of one part ('tune', 'tune2', 'heldout', 'heldout2' or 'all'), unanswerable
-    ones first (they have no gold phrases), and the answerable ones' gold phrases by id."""
+    """The evaluation sets' questions of one part ('tune', 'tune2', 'heldout', 'heldout2', 'heldout3' or 'all'),
+    unanswerable ones first (they have no gold phrases), and the answerable ones' gold phrases by id."""
     chosen = [q["id"] for path in (EVAL_UNANSWERABLE, EVAL_ANSWERABLE)
               for q in json.loads(path.read_text(encoding="utf-8"))["questions"] if split in ("all", q["split"])]
     unanswerable = {q["id"]: q for q in json.loads(EVAL_UNANSWERABLE.read_text(encoding="utf-8"))["questions"]}

@@ -1,7 +1,8 @@
 """Retrieval benchmark: how often BM25, dense and Hearth's hybrid ranking put the gold passage on top.
 
     python -m bench.retrieval [--json] [--k 10] [--limit N] [--reuse DIR] [--details FILE] [--threads N]
-                              [--questions FILE | --eval tune|tune2|heldout|heldout2|all] [--rankings NAME,...]
+                              [--questions FILE | --eval tune|tune2|heldout|heldout2|heldout3|all]
+                              [--rankings NAME,...]
 
 Builds a workspace in a fresh temporary data folder (or in DIR with --reuse, kept and reused: unchanged
 documents are not indexed again), ingests the corpus of bench/corpus.py with the real default embedder,
@@ -46,7 +47,7 @@ from rag.loaders import HEADING_SEPARATOR
 
 QUESTIONS_FILE = Path(__file__).resolve().parent / "data" / "retrieval_questions.json"
 # The evaluation's parts (bench/data/eval_*.json "split"), and "all": --eval here and in bench.quotes.
-EVAL_SPLITS = ("tune", "tune2", "heldout", "heldout2", "all")
+EVAL_SPLITS = ("tune", "tune2", "heldout", "heldout2", "heldout3", "all")
 WORKSPACE = "bench"
 # Report name -> the `mode` passed to Hearth.search.
 RANKINGS: tuple[tuple[str, str], ...] = (
@@ -93,8 +94,8 @@ def load_questions(path: Path = QUESTIONS_FILE) -> list[Question]:
 
 
 def eval_half(split: str) -> list[Question]:
-    """The evaluation's answerable questions of one part: 'tune', 'tune2', 'heldout', 'heldout2' or 'all'
-    (bench/data/eval_*.json)."""
+    """The evaluation's answerable questions of one part: 'tune', 'tune2', 'heldout', 'heldout2', 'heldout3' or
+    'all' (bench/data/eval_*.json)."""
     path = QUESTIONS_FILE.parent / "eval_answerable.json"
     halves = {q["id"]: q["split"] for q in json.loads(path.read_text(encoding="utf-8"))["questions"]}
     return [q for q in load_questions(path) if split in ("all", halves[q.id])]

@@ -1,7 +1,7 @@
 """The evaluation sets of #23 (bench/data/eval_answerable.json, eval_unanswerable.json): written from the
 documents alone by a session that had not seen Hearth's code or misses, split into a tuning and a held-out half,
-a second tuning part ('tune2') and a second held-out part ('heldout2') written later the same way; all checked
-against the corpus here."""
+a second tuning part ('tune2') and a second and third held-out part ('heldout2', 'heldout3') written later the same
+way; all checked against the corpus here."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def test_format_pins_and_splits():
     for doc in (ANSWERABLE, UNANSWERABLE):
         assert doc["corpus"] == PINS and doc["description"]
     qs = ANSWERABLE["questions"]
-    assert Counter(q["split"] for q in qs) == {"tune": 30, "tune2": 20, "heldout": 30, "heldout2": 19}
+    assert Counter(q["split"] for q in qs) == {"tune": 30, "tune2": 20, "heldout": 30, "heldout2": 19,
+                                                         "heldout3": 20}
     for q in qs:
         assert set(q) == {"id", "question", "answer", "gold", "paraphrased", "split"}, q["id"]
         assert q["gold"]["file"] in corpus.EVAL.manifest, q["id"]
@@ -35,12 +36,13 @@ def test_format_pins_and_splits():
         assert (q["gold"]["page"] is not None) == q["gold"]["file"].endswith(".pdf"), q["id"]
         assert q["gold"]["section"] is not None or q["gold"]["page"] is not None, q["id"]
     # The FAQ is the new kind of document: half the answerable questions, in both halves (8 of the later 19
-    # held out, whose writer could not search the Guide's PDF and asked the Handbook and the FAQ instead).
+    # held out, whose writer could not search the Guide's PDF and asked the Handbook and the FAQ instead; 7 of
+    # the third held-out part's 20, the Handbook 7 and the Guide 6).
     faq = Counter(q["split"] for q in qs if q["gold"]["file"].startswith("debian-faq/"))
-    assert faq == {"tune": 20, "tune2": 10, "heldout": 20, "heldout2": 8}
+    assert faq == {"tune": 20, "tune2": 10, "heldout": 20, "heldout2": 8, "heldout3": 7}
     assert [q.id for q in load_questions(DATA / "eval_answerable.json")] == [q["id"] for q in qs]
     una = UNANSWERABLE["questions"]
-    assert len(una) == 80
+    assert len(una) == 120
     for q in una:
         assert set(q) == {"id", "question", "about", "near_file", "why_unanswerable", "split"}, q["id"]
         assert q["near_file"] is None or q["near_file"] in corpus.EVAL.manifest, q["id"]
@@ -48,7 +50,7 @@ def test_format_pins_and_splits():
     halves = Counter((q["split"], q["about"]) for q in una)
     assert halves == {("tune", "books"): 10, ("tune", "faq"): 10, ("tune2", "books"): 10, ("tune2", "faq"): 10,
                       ("heldout", "books"): 10, ("heldout", "faq"): 10, ("heldout2", "books"): 16,
-                      ("heldout2", "faq"): 4}
+                      ("heldout2", "faq"): 4, ("heldout3", "books"): 26, ("heldout3", "faq"): 14}
 
 
 def test_no_question_repeats_another_set():

@@ -98,7 +98,9 @@ def test_the_evaluation_halves_hold_both_kinds():
     assert len(questions) == 40 and sum(1 for q in questions if not answers.get(q.id)) == 20
     questions, answers = eval_questions("heldout2")
     assert len(questions) == 39 and sum(1 for q in questions if not answers.get(q.id)) == 20
-    assert len(eval_questions("all")[0]) == 179
+    questions, answers = eval_questions("heldout3")
+    assert len(questions) == 60 and sum(1 for q in questions if not answers.get(q.id)) == 40
+    assert len(eval_questions("all")[0]) == 239
 
 
 def test_shares_count_quotes_among_questions_whose_answer_was_given():
