@@ -49,7 +49,8 @@ leaves it out, the baseline. Its summary has the same keys; the reply and passag
 --summarise FILE [FILE ...] asks nothing: it gives the summary of the questions that earlier runs wrote with
 --details, together (both held-out parts, say). Every summary also gives, under "intervals", the 95 % Wilson
 intervals of the three shares #23's bars are on (abstained_when_answerable, confident_when_unanswerable,
-quote_contains_when_in_passages).
+quote_contains_when_in_passages), and under "probe" (where the rows have the probe's readings) how the probe
+alone parts answerable from unanswerable questions (`probe_curve`).
 
 Summary JSON on stdout with --json (else the table), the table and progress on stderr; --details writes
 one JSON line per question as it finishes (question, gold, reply, quotes, sentences, passages).
@@ -322,7 +323,36 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "confident_when_unanswerable": wilson(sum(r["confident"] for r in confident), len(confident)),
             "quote_contains_when_in_passages": wilson(sum(r["quote_contains"] for r in in_passages), len(in_passages)),
         },
+        **({"probe": probe} if (probe := probe_curve(rows, unanswerable)) else {}),
     }
+
+
+PROBE_BOUNDS = (-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
+
+
+def probe_curve(answerable: Sequence[dict[str, Any]], unanswerable: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """How the probe's reading of the question's lines (`question_verdict`, rag.quotes.align) alone parts the two
+    kinds of question: its area under the curve; at each of PROBE_BOUNDS, how many answerable questions read
+    under it and how many unanswerable ones at it or over (as `ask` reads `answered_from`); and the bound, of all
+    those the scores allow, whose larger share of the two is least. None when no question has a reading."""
+    from bench.abstain_signals import auc
+
+    yes = [r["question_verdict"] for r in answerable if r.get("question_verdict") is not None]
+    no = [r["question_verdict"] for r in unanswerable if r.get("question_verdict") is not None]
+    if not yes or not no:
+        return None
+
+    def at(bound: float) -> tuple[int, int]:
+        return sum(v < bound for v in yes), sum(v >= bound for v in no)
+
+    def worse(bound: float) -> float:
+        under, over = at(bound)
+        return max(under / len(yes), over / len(no))
+
+    best = min(sorted(set(yes + no)) + [max(yes + no) + 1], key=worse)
+    return {"area": round(auc(yes, no), 4), "n": [len(yes), len(no)],
+            "at": {f"{b:g}": list(at(b)) for b in PROBE_BOUNDS},
+            "best": {"bound": round(best, 4), "answerable_under": at(best)[0], "unanswerable_over": at(best)[1]}}
 
 
 def format_table(summary: dict[str, Any]) -> str:

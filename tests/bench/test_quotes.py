@@ -72,6 +72,26 @@ def test_the_shares_come_with_their_95_percent_intervals():
         line for line in table.splitlines() if line.startswith("answered, unanswerable questions"))
 
 
+def test_the_probe_s_readings_alone_give_its_area_its_counts_at_each_bound_and_its_best_bound():
+    def read(value, answerable):
+        return dict(_row(True, True, True, answerable=answerable), question_verdict=value)
+
+    yes = [read(v, True) for v in (-1.0, 0.3, 1.2, 2.0)]
+    no = [read(v, False) for v in (-2.0, -0.6, 0.25, 1.5)] + [read(None, False)]
+    probe = summarise(yes + no)["probe"]
+    # Pairs ranked the right way: -1.0 beats 1 of 4; 0.3 and 1.2 beat 3; 2.0 beats all 4: 11 of 16.
+    assert probe["area"] == 0.6875 and probe["n"] == [4, 4]
+    # At 0.25 (read as `ask` reads answered_from: under it not answering) one answerable question is under and
+    # two unanswerable ones are at it or over; at 0 the same one under and the same two over.
+    assert probe["at"]["0.25"] == [1, 2] and probe["at"]["0"] == [1, 2] and probe["at"]["-1"] == [0, 3]
+    assert probe["at"]["3"] == [4, 0]
+    # The worse of the two shares at each reading: 0.25 gives 1/4 and 2/4, 1.2 gives 2/4 and 1/4, 0.3 gives 1/4
+    # and 1/4, the least.
+    assert probe["best"] == {"bound": 0.3, "answerable_under": 1, "unanswerable_over": 1}
+    # Without readings (runs before the probe), no "probe" at all.
+    assert "probe" not in summarise([_row(True, True, True), _row(False, False, False, answerable=False)])
+
+
 def test_summarise_joins_earlier_runs_details_without_a_model(tmp_path, capsys):
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_text(json.dumps(_row(True, True, True)) + "\n" + json.dumps(_row(True, False, False, abstained=True))
