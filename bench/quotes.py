@@ -114,8 +114,8 @@ EVAL_UNANSWERABLE = QUESTIONS_FILE.parent / "eval_unanswerable.json"
 
 
 def eval_questions(split: str) -> tuple[list[Question], dict[str, tuple[str, ...]]]:
-    """The evaluation sets' questions of one part ('tune', 'tune2', 'heldout', 'heldout2', 'heldout3' or 'all'),
-    unanswerable ones first (they have no gold phrases), and the answerable ones' gold phrases by id."""
+    """The evaluation sets' questions of one part (one of EVAL_SPLITS, 'all' for every part), unanswerable ones
+    first (they have no gold phrases), and the answerable ones' gold phrases by id."""
     chosen = [q["id"] for path in (EVAL_UNANSWERABLE, EVAL_ANSWERABLE)
               for q in json.loads(path.read_text(encoding="utf-8"))["questions"] if split in ("all", q["split"])]
     unanswerable = {q["id"]: q for q in json.loads(EVAL_UNANSWERABLE.read_text(encoding="utf-8"))["questions"]}
@@ -349,10 +349,11 @@ def probe_curve(answerable: Sequence[dict[str, Any]], unanswerable: Sequence[dic
         under, over = at(bound)
         return max(under / len(yes), over / len(no))
 
-    best = min(sorted(set(yes + no)) + [max(yes + no) + 1], key=worse)
+    best = min(sorted(set(yes + no)) + [max(yes + no) + 1], key=worse)  # the lowest of equally good bounds
+    under, over = at(best)
     return {"area": round(auc(yes, no), 4), "n": [len(yes), len(no)],
             "at": {f"{b:g}": list(at(b)) for b in PROBE_BOUNDS},
-            "best": {"bound": round(best, 4), "answerable_under": at(best)[0], "unanswerable_over": at(best)[1]}}
+            "best": {"bound": round(best, 4), "answerable_under": under, "unanswerable_over": over}}
 
 
 def format_table(summary: dict[str, Any]) -> str:

@@ -94,8 +94,8 @@ def load_questions(path: Path = QUESTIONS_FILE) -> list[Question]:
 
 
 def eval_half(split: str) -> list[Question]:
-    """The evaluation's answerable questions of one part: 'tune', 'tune2', 'heldout', 'heldout2', 'heldout3' or
-    'all' (bench/data/eval_*.json)."""
+    """The evaluation's answerable questions of one part (one of EVAL_SPLITS, 'all' for every part;
+    bench/data/eval_*.json)."""
     path = QUESTIONS_FILE.parent / "eval_answerable.json"
     halves = {q["id"]: q["split"] for q in json.loads(path.read_text(encoding="utf-8"))["questions"]}
     return [q for q in load_questions(path) if split in ("all", halves[q.id])]

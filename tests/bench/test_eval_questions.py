@@ -28,7 +28,7 @@ def test_format_pins_and_splits():
         assert doc["corpus"] == PINS and doc["description"]
     qs = ANSWERABLE["questions"]
     assert Counter(q["split"] for q in qs) == {"tune": 30, "tune2": 20, "heldout": 30, "heldout2": 19,
-                                                         "heldout3": 20}
+                                               "heldout3": 20}
     for q in qs:
         assert set(q) == {"id", "question", "answer", "gold", "paraphrased", "split"}, q["id"]
         assert q["gold"]["file"] in corpus.EVAL.manifest, q["id"]

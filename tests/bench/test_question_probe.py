@@ -138,7 +138,7 @@ def test_the_debian_evaluation_s_tuning_splits_are_fitted_on_and_its_held_out_on
     asked = [(f"debian-{q['split']}", q["question"], path == EVAL_ANSWERABLE)
              for path in (EVAL_UNANSWERABLE, EVAL_ANSWERABLE) for q in json.loads(path.read_text())["questions"]]
     assert {o for o, _, _ in asked} == {"debian-tune", "debian-tune2", "debian-heldout", "debian-heldout2",
-                                      "debian-heldout3"}
+                                        "debian-heldout3"}
     rng = np.random.default_rng(3)
     features = tmp_path / "states.jsonl"
     with features.open("w", encoding="utf-8") as out:
@@ -149,7 +149,7 @@ def test_the_debian_evaluation_s_tuning_splits_are_fitted_on_and_its_held_out_on
             # The Debian questions lean on the second value: only a fit on their tuning splits can tell; the
             # held-out splits lean backwards, which that fit then scores backwards. One found nothing.
             lean = 4.0 if answerable else -4.0
-            if office in ("debian-heldout", "debian-heldout2", "debian-heldout3"):
+            if office.removeprefix("debian-") in question_probe.DEBIAN_HELD_OUT:
                 lean = -lean
             state = None if n == 0 else (rng.normal(size=5) + [0, lean, 0, 0, 0]).tolist()
             out.write(json.dumps({"office": office, "question": question, "answerable": answerable, "layer": 18,
