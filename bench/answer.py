@@ -47,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.conditions import NOISE_LIMIT, QUIET_LOAD, load_average, machine, spread, verdict
+from bench.conditions import NOISE_LIMIT, OTHERS_LIMIT, QUIET_LOAD, OthersCpu, load_average, machine, spread, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "assets" / "demo"
@@ -57,7 +57,6 @@ FIRST = "What should I do if my laptop is stolen?"
 SECOND = "How long must a password be?"
 TARGET_TPS_RATIO = 0.97  # Hearth's tokens/s at least this share of raw llama-cpp-python's
 TARGET_TTFT_OVERHEAD = 0.10  # Hearth's time to first token at most this much longer than raw's
-OTHERS_LIMIT = 0.5  # CPUs other programs may keep busy, on average during the rounds, in a run that is quoted
 
 
 def _log(msg: str) -> None:
@@ -136,7 +135,6 @@ def run(*, model: str | None, threads: int, repeat: int, data: Path, adaptive: b
     """Measure both paths; returns the result object."""
     import llama_cpp
 
-    from inference.cpus import CpuMeter
     from inference.llm import LlamaCppModel
     from rag.answer import DEFAULT_MAX_TOKENS, build_prompt
     from rag.service import Hearth, HearthConfig
@@ -173,7 +171,7 @@ def run(*, model: str | None, threads: int, repeat: int, data: Path, adaptive: b
     _hearth_run(hearth, FIRST, cold=True)
 
     conditions = machine()
-    others = CpuMeter()  # CPU time other programs take during the rounds (this process's own not counted)
+    others = OthersCpu()  # CPU time other programs take during the rounds (this process's own not counted)
     raws: list[dict[str, Any]] = []
     firsts: list[dict[str, Any]] = []
     seconds: list[dict[str, Any]] = []
@@ -190,8 +188,7 @@ def run(*, model: str | None, threads: int, repeat: int, data: Path, adaptive: b
         seconds.append(_hearth_run(hearth, SECOND, cold=False))
         seconds_cold.append(_hearth_run(hearth, SECOND, cold=True))
     load_after = load_average()  # counts this benchmark's own threads too: recorded, not judged
-    free = others.free_cpus(min_window=0.0)
-    others_cpu = round(others.cpus - free, 2) if free is not None else None
+    others_cpu = others.read()
 
     out: dict[str, Any] = {
         "ttft_raw": _median(raws, "ttft"),

@@ -43,11 +43,45 @@ def test_missing_baseline_says_how_to_install_it(tmp_path) -> None:
 
 
 def test_a_run_is_noisy_when_the_baseline_wavers_or_the_machine_is_loaded() -> None:
-    quiet = [0.4, 0.5, 0.5]
-    assert embeddings.noisy_because([10.0, 10.5, 11.0], quiet, quiet) == []
-    assert embeddings.noisy_because([10.0, 12.0, 11.0], quiet, quiet) == ["the baseline's rounds differ by 20%"]
-    assert embeddings.noisy_because([10.0, 10.2], [3.1, 2.0, 1.0], quiet) == ["1-minute load average 3.1 above 1.5"]
-    assert embeddings.noisy_because([10.0, 10.2], quiet, [1.6, 1.0, 1.0]), "load after the run counts too"
+    steady = [10.0, 10.5, 11.0]
+    assert embeddings.noisy_because(steady, load_before=0.6, others_cpu=0.1) == []
+    assert embeddings.noisy_because([10.0, 12.0, 11.0], load_before=0.6, others_cpu=0.1) == [
+        "the baseline's rounds differ by 20%"]
+    assert embeddings.noisy_because(steady, load_before=3.1, others_cpu=0.1) == [
+        "1-minute load average 3.1 before the run, above 1.5"]
+    assert embeddings.noisy_because(steady, load_before=0.6, others_cpu=0.9) == [
+        "other programs used 0.9 CPUs during the rounds, above 0.5"]
+    # Where the system cannot say, only the rounds judge.
+    assert embeddings.noisy_because(steady, load_before=None, others_cpu=None) == []
+
+
+def test_the_benchmarks_own_load_is_never_judged() -> None:
+    # Issue 64: a run begun at load 0.6 with nothing else running, whose two threads lifted the load average
+    # after it to 2.1 on 2 cores, gave its ratio as null. The load after is no argument of the judgement now,
+    # and the meter of other programs leaves the benchmark's own CPU time out.
+    import inspect
+
+    assert "load_after" not in inspect.signature(embeddings.noisy_because).parameters
+    assert embeddings.noisy_because([10.0, 10.2, 10.1], load_before=0.6, others_cpu=0.0) == []
+
+
+def test_other_programs_cpu_leaves_the_benchmarks_own_workers_out() -> None:
+    from bench.conditions import others_cpu
+
+    # 2 CPUs, 0.1 left free: 1.9 busy, of which the baseline's worker process used 1.8.
+    assert others_cpu(2, 0.1, 1.8) == 0.1
+    assert others_cpu(2, 1.5) == 0.5
+    assert others_cpu(2, 0.0, 2.3) == 0.0, "never below nothing (the two clocks are read a moment apart)"
+
+
+def test_a_process_cpu_time_is_read_for_a_live_process_only() -> None:
+    import os
+
+    from bench.conditions import process_cpu_seconds
+
+    mine = process_cpu_seconds(os.getpid())
+    assert mine is None or mine >= 0.0
+    assert process_cpu_seconds(2**22 + 12345) is None
 
 
 def test_machine_and_load_are_recorded() -> None:
