@@ -8,6 +8,7 @@ and `settings`.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,27 @@ Opener = Callable[[Path | QUrl], None]  # hands a file, a folder or a link to th
 def open_with_system(target: Path | QUrl) -> None:
     """Open a file, folder or link in the desktop's default application."""
     QDesktopServices.openUrl(target if isinstance(target, QUrl) else QUrl.fromLocalFile(str(target)))
+
+
+def guide_folders() -> list[Path]:
+    """Where the user guide (docs/) may be, first found first: the frozen app's folder, the source checkout,
+    then the installed data folder (share/doc/hearth, from the wheel)."""
+    folders = []
+    bundled = getattr(sys, "_MEIPASS", None)  # PyInstaller's one-folder app (packaging/pyinstaller/hearth.spec)
+    if bundled:
+        folders.append(Path(bundled) / "docs")
+    folders.append(Path(__file__).resolve().parents[2] / "docs")
+    folders.append(Path(sys.prefix) / "share" / "doc" / "hearth")
+    return folders
+
+
+def guide_index() -> Path | None:
+    """The user guide's index page (docs/README.md) shipped with Hearth, or None when it is not there."""
+    for folder in guide_folders():
+        index = folder / "README.md"
+        if index.is_file():
+            return index
+    return None
 
 
 class MainWindow(QMainWindow):
@@ -183,6 +205,8 @@ class MainWindow(QMainWindow):
         self._action(view, self.tr("Library"), lambda: self.show_side_tab(0), "Ctrl+L")
         self._action(view, self.tr("Hardware"), lambda: self.show_side_tab(1), "Ctrl+H")
         help_ = self.menuBar().addMenu(self.tr("&Help"))
+        self.act_guide = self._action(help_, self.tr("User guide"), self.open_guide,
+                                      QKeySequence.StandardKey.HelpContents)
         self._action(help_, self.tr("Open log file"), self.open_log)
         self._action(help_, self.tr("Open data folder"), lambda: self.open_external(self.ops.config.data_dir))
         self._action(help_, self.tr("About Hearth"), self.about)
@@ -298,6 +322,16 @@ class MainWindow(QMainWindow):
         self.prefs.side_panel = visible
 
     # Help.
+    def open_guide(self) -> None:
+        """Open the user guide's index, the copy shipped with Hearth (never a web page)."""
+        index = guide_index()
+        if index is None:
+            self.chat.banner.show_message(
+                self.tr("The user guide is not installed with this copy of Hearth."),
+                self.tr("It is the docs/ folder of Hearth's source, starting at docs/README.md."), level="warning")
+            return
+        self.open_external(index)
+
     def open_log(self) -> None:
         """Open the log file."""
         if self.log_path is not None:
