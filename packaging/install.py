@@ -100,7 +100,8 @@ def pip_env(env: dict[str, str] | None = None) -> dict[str, str]:
 
 def pip_commands(bundle: Path, python: Path) -> list[list[str]]:
     """The pip commands that install the bundle into the environment of `python`."""
-    common = ["-m", "pip", "install", "-q", "--no-index", "--no-cache-dir", "--require-hashes", "--only-binary", ":all:"]
+    common = ["-I", "-m", "pip", "install", "-q", "--no-index", "--no-cache-dir", "--require-hashes",
+              "--only-binary", ":all:"]
     return [
         [str(python), *common, "--find-links", str(bundle / "wheelhouse"), "-r", str(bundle / "requirements.lock")],
         [str(python), *common, "--no-deps", "--find-links", str(bundle / "models"), "-r", str(bundle / "models.lock")],
@@ -114,8 +115,8 @@ def gpu_onnxruntime_command(bundle: Path, python: Path, info: dict) -> list[str]
         return None
     return [
         str(python), str(bundle / "install_onnxruntime.py"), gpu["variant"], "--python", str(python),
-        "--pip-arg=--no-index", "--pip-arg=--no-cache-dir", f"--pip-arg=--find-links={bundle / 'gpu'}",
-        f"--pip-arg=--find-links={bundle / 'wheelhouse'}",
+        f"--lock={bundle / 'gpu.lock'}", "--pip-arg=--no-index", "--pip-arg=--no-cache-dir",
+        f"--pip-arg=--find-links={bundle / 'gpu'}",
     ]
 
 
@@ -199,7 +200,7 @@ def install(bundle: Path, prefix: Path, *, system: bool, desktop: bool = True, p
     if venv.exists():
         venv.rename(old)
     try:
-        _run([sys.executable, "-m", "venv", str(venv)])
+        _run([sys.executable, "-I", "-m", "venv", str(venv)])  # -I: nothing imported from the folder it runs in
         python = venv / "bin" / "python"
         for cmd in pip_commands(bundle, python):
             _run(cmd, env=pip_env(env))

