@@ -772,105 +772,120 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="72"/>
-        <location filename="../main_window.py" line="183"/>
+        <location filename="../main_window.py" line="94"/>
+        <location filename="../main_window.py" line="205"/>
         <source>Library</source>
         <translation>Библиотека</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="73"/>
-        <location filename="../main_window.py" line="184"/>
+        <location filename="../main_window.py" line="95"/>
+        <location filename="../main_window.py" line="206"/>
         <source>Hardware</source>
         <translation>Оборудование</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="162"/>
+        <location filename="../main_window.py" line="184"/>
         <source>&amp;File</source>
         <translation>&amp;Файл</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="163"/>
+        <location filename="../main_window.py" line="185"/>
         <source>Add files…</source>
         <translation>Добавить файлы…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="165"/>
+        <location filename="../main_window.py" line="187"/>
         <source>Add folder…</source>
         <translation>Добавить папку…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="166"/>
+        <location filename="../main_window.py" line="188"/>
         <source>Watch a folder…</source>
         <translation>Отслеживать папку…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="168"/>
+        <location filename="../main_window.py" line="190"/>
         <source>New workspace…</source>
         <translation>Новое пространство…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="170"/>
+        <location filename="../main_window.py" line="192"/>
         <source>Settings…</source>
         <translation>Настройки…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="172"/>
+        <location filename="../main_window.py" line="194"/>
         <source>Quit</source>
         <translation>Выход</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="173"/>
+        <location filename="../main_window.py" line="195"/>
         <source>&amp;Chat</source>
         <translation>&amp;Чат</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="174"/>
+        <location filename="../main_window.py" line="196"/>
         <source>New chat</source>
         <translation>Новый чат</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="176"/>
+        <location filename="../main_window.py" line="198"/>
         <source>Stop</source>
         <translation>Остановить</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="178"/>
+        <location filename="../main_window.py" line="200"/>
         <source>Export chat…</source>
         <translation>Экспорт чата…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="179"/>
+        <location filename="../main_window.py" line="201"/>
         <source>&amp;View</source>
         <translation>&amp;Вид</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="180"/>
+        <location filename="../main_window.py" line="202"/>
         <source>Side panel</source>
         <translation>Боковая панель</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="185"/>
+        <location filename="../main_window.py" line="207"/>
         <source>&amp;Help</source>
         <translation>&amp;Справка</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="186"/>
+        <location filename="../main_window.py" line="208"/>
+        <source>User guide</source>
+        <translation>Руководство пользователя</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="210"/>
         <source>Open log file</source>
         <translation>Открыть журнал</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="187"/>
+        <location filename="../main_window.py" line="211"/>
         <source>Open data folder</source>
         <translation>Открыть папку данных</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="188"/>
-        <location filename="../main_window.py" line="308"/>
+        <location filename="../main_window.py" line="212"/>
+        <location filename="../main_window.py" line="342"/>
         <source>About Hearth</source>
         <translation>О программе Hearth</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="309"/>
+        <location filename="../main_window.py" line="330"/>
+        <source>The user guide is not installed with this copy of Hearth.</source>
+        <translation>Руководство пользователя не установлено вместе с этой копией Hearth.</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="331"/>
+        <source>It is the docs/ folder of Hearth&apos;s source, starting at docs/README.md.</source>
+        <translation>Оно находится в папке docs/ исходного кода Hearth, начиная с docs/README.md.</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="343"/>
         <source>&lt;b&gt;Hearth&lt;/b&gt;&lt;br&gt;Private, offline answers from your own documents.&lt;br&gt;Nothing leaves this computer.</source>
         <translation>&lt;b&gt;Hearth&lt;/b&gt;&lt;br&gt;Частные ответы по вашим документам без интернета.&lt;br&gt;Ничто не покидает этот компьютер.</translation>
     </message>
