@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from rag.errors import LoadError
-from inference.models import sha256_file
 from rag.loaders import DEFAULT_LIMITS, Limits, Section, load, ocr_note
+from rag.pinned import pinned
 
 T = TypeVar("T")
 
@@ -105,21 +105,20 @@ def parse_file(job: ParseJob, *, memory_limit: int | None = None) -> Parsed:
     path = job.path
     size, mtime_ns, sha = 0, 0, None
     try:
-        if job.within is not None and not _inside(os.path.realpath(path), job.within):
-            # Checked when the folder was listed, and again now: the file may have become a link since.
-            raise LoadError(f"{path.name}: link leads outside the folder, so it was not read.", kind="outside_link")
-        st = path.stat()
-        size, mtime_ns = st.st_size, st.st_mtime_ns
-        if size > job.max_file_bytes:
-            raise LoadError(
-                f"{path.name} is too large ({size / 2**20:.0f} MiB; "
-                f"the limit is {job.max_file_bytes / 2**20:.0f} MiB).",
-                kind="too_large",
-            )
-        sha = sha256_file(path)
-        if sha == job.known_sha256:
-            return Parsed(path, sha, size, mtime_ns, None, None, time.perf_counter() - t0)
-        sections = load(path, job.limits)
+        # Opened once: the checks, the hash and the readers all see the one file opened, never a file
+        # swapped in under the same name after the check (rag/pinned.py).
+        with pinned(path, within=job.within) as opened:
+            size, mtime_ns = opened.size, opened.mtime_ns
+            if size > job.max_file_bytes:
+                raise LoadError(
+                    f"{path.name} is too large ({size / 2**20:.0f} MiB; "
+                    f"the limit is {job.max_file_bytes / 2**20:.0f} MiB).",
+                    kind="too_large",
+                )
+            sha = opened.sha256()
+            if sha == job.known_sha256:
+                return Parsed(path, sha, size, mtime_ns, None, None, time.perf_counter() - t0)
+            sections = load(opened.view, job.limits)
     except LoadError as exc:
         return Parsed(path, sha, size, mtime_ns, None, (exc.kind, str(exc)), time.perf_counter() - t0)
     except OSError as exc:
@@ -136,10 +135,6 @@ def parse_file(job: ParseJob, *, memory_limit: int | None = None) -> Parsed:
         error = ("corrupt", f"{path.name} could not be read ({type(exc).__name__}: {exc}).")
         return Parsed(path, sha, size, mtime_ns, None, error, time.perf_counter() - t0)
     return Parsed(path, sha, size, mtime_ns, sections, None, time.perf_counter() - t0)
-
-
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def parse_inline(jobs: Iterable[ParseJob]) -> Iterator[Parsed]:
@@ -207,8 +202,11 @@ class _Worker:
         )
         env = dict(os.environ, HEARTH_PARSE_PATH=json.dumps([p for p in sys.path if p]), **_WORKER_ENV)
         try:
+            # -I (isolated): `python -c` would put the working folder first on sys.path, and a `json.py`
+            # planted in the folder being indexed (`cd share && hearth ingest .`) would run before the first
+            # line. The reader imports exactly what this process can (its sys.path, passed above), no more.
             self.process = subprocess.Popen(
-                [sys.executable, "-c", code], pass_fds=(job_r, res_w), env=env,
+                [sys.executable, "-I", "-c", code], pass_fds=(job_r, res_w), env=env,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             )  # fmt: skip
         except BaseException:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import sys
 
+import pytest
+
 from tests.packaging.conftest import ROOT, load_script
 
 SPEC = ROOT / "packaging" / "pyinstaller" / "hearth.spec"
@@ -26,11 +28,21 @@ def test_the_app_carries_every_default_models_package():
     assert needed <= set(spec_model_modules())
 
 
-def test_frozen_hearth_runs_code_as_python_c_does(tmp_path, monkeypatch):
-    """The document readers are started as `sys.executable -c CODE`: in the app, that is `hearth -c CODE`."""
+@pytest.mark.parametrize("flags", [["-I"], []])
+def test_frozen_hearth_runs_code_as_python_c_does(tmp_path, monkeypatch, flags):
+    """The document readers are started as `sys.executable -I -c CODE`: in the app, `hearth -I -c CODE`."""
     main = load_script("pyinstaller/hearth_main")
     out = tmp_path / "out.txt"
     code = f"import sys; open({str(out)!r}, 'w').write(repr(sys.argv) + __name__)"
-    monkeypatch.setattr(sys, "argv", ["hearth", "-c", code, "x"])
-    main._run_code()
+    argv = ["hearth", *flags, "-c", code, "x"]
+    monkeypatch.setattr(sys, "argv", argv)
+    at = main._code_argument(argv)
+    assert at == len(flags) + 2
+    main._run_code(at)
     assert out.read_text() == "['-c', 'x']__main__"
+
+
+def test_frozen_hearth_leaves_other_command_lines_to_the_cli():
+    main = load_script("pyinstaller/hearth_main")
+    for argv in (["hearth"], ["hearth", "ingest", "-c"], ["hearth", "-I"], ["hearth", "-I", "-c"], ["hearth", "-c"]):
+        assert main._code_argument(argv) is None, argv
