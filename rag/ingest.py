@@ -194,12 +194,17 @@ def discover(paths: Iterable[Path], *, include_hidden: bool = False) -> tuple[li
     return scan.files, scan.failures, scan.skipped
 
 
-def _discover(paths: Iterable[Path], *, include_hidden: bool) -> _Scan:
+def _discover(paths: Iterable[Path], *, include_hidden: bool, within: Sequence[str] = ()) -> _Scan:
+    """`within`: resolved folders whose rule holds for files named one by one too (a watched folder's
+    changed files): one of them that leads out is refused, and it is checked again when read."""
     scan = _Scan()
     files: dict[str, Path] = {}
     for path in paths:
         path = Path(path)
-        if not path.exists():
+        home = next((f for f in within if _under(os.path.abspath(path), f)), None)
+        if home is not None and not path.is_dir() and leads_outside(path, home):
+            scan.failures.append(outside_link(path))
+        elif not path.exists():
             scan.failures.append(Failure(str(path.absolute()), f"{path}: no such file or folder", "missing"))
         elif path.is_dir():
             top = source_id(path)
@@ -244,8 +249,8 @@ def _discover(paths: Iterable[Path], *, include_hidden: bool) -> _Scan:
             )
         elif (refused := _refusal(path)) is not None:
             scan.failures.append(refused)
-        else:
-            files.setdefault(source_id(path), path)
+        elif files.setdefault(source_id(path), path) is path and home is not None:
+            scan.within[path] = home
     scan.files = list(files.values())
     return scan
 
@@ -478,13 +483,15 @@ _PIPELINE_FILES = 16  # files to read from which the pipeline (and batched writi
 
 def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: DocumentIndex, manifest: Manifest,
            options: IngestOptions = IngestOptions(), progress: Callable[[Progress], None] | None = None,
-           cancel: Callable[[], bool] | None = None, tables: TableStore | None = None) -> IngestReport:  # fmt: skip
+           cancel: Callable[[], bool] | None = None, tables: TableStore | None = None,
+           within: Sequence[Path] = ()) -> IngestReport:  # fmt: skip
     """Index files and folders into a workspace; one bad file never stops the batch.
     Folders are rescanned: documents indexed from under them that are no longer there are removed.
-    With `tables`, every document's tables are kept there too, typed, in step with the manifest."""
+    With `tables`, every document's tables are kept there too, typed, in step with the manifest.
+    `within`: folders (a watcher's) that files named in `paths` were found in: their link rule holds."""
     run = _Run(workspace, embedder, store, manifest, options, progress, cancel, tables)
     report = run.report
-    scan = _discover(paths, include_hidden=options.include_hidden)
+    scan = _discover(paths, include_hidden=options.include_hidden, within=[source_id(Path(f)) for f in within])
     report.failed.extend(scan.failures)
     report.skipped = scan.skipped
     manifest.bind_workspace(workspace, embedder=embedder.name, dim=embedder.dim)

@@ -283,10 +283,12 @@ class Hearth(Questions):
         workspace: str = DEFAULT_WORKSPACE,
         progress: Callable[[Progress], None] | None = None,
         cancel: Callable[[], bool] | None = None,
+        within: Sequence[Path] = (),
     ) -> IngestReport:
-        """Index files and folders into a workspace (re-embedding all of it when the embedder changed)."""
+        """Index files and folders into a workspace (re-embedding all of it when the embedder changed).
+        `within`: folders the files were found in (a watcher's), whose rule on links holds for them too."""
         workspace = check_workspace(workspace)
-        return self._ingest_with(self.embedder_for(workspace), list(paths), workspace, progress, cancel)
+        return self._ingest_with(self.embedder_for(workspace), list(paths), workspace, progress, cancel, within)
 
     def reembed(
         self,
@@ -323,7 +325,7 @@ class Hearth(Questions):
 
     def _ingest_with(self, embedder: Embedder, paths: list[Path], workspace: str,
                      progress: Callable[[Progress], None] | None,
-                     cancel: Callable[[], bool] | None) -> IngestReport:
+                     cancel: Callable[[], bool] | None, within: Sequence[Path] = ()) -> IngestReport:
         bound = self.manifest.workspace_embedder(workspace)
         if bound is not None and bound != embedder.name:
             paths = self._unbind_for_reembedding(workspace, embedder) + paths
@@ -339,6 +341,7 @@ class Hearth(Questions):
                 progress=progress,
                 cancel=cancel,
                 tables=self.tables,
+                within=within,
             ))
         finally:
             release_free_memory()
@@ -580,9 +583,12 @@ class Hearth(Questions):
         workspace = check_workspace(workspace)
         guard = lock if lock is not None else nullcontext()
 
+        folders = list(folders)
+        roots = [Path(f).resolve() for f in folders]
+
         def add(paths: list[Path]) -> IngestReport:
-            with guard:
-                return self.ingest(paths, workspace=workspace, progress=progress)
+            with guard:  # the changed files are checked against their folder again when read (#65)
+                return self.ingest(paths, workspace=workspace, progress=progress, within=roots)
 
         def remove(paths: list[Path]) -> list[str]:
             with guard:

@@ -7,6 +7,7 @@ inside the folder is fine, and a file the user names directly is read even when 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import queue
@@ -149,3 +150,76 @@ def test_a_running_watcher_never_reads_a_link_out(tmp_path, hearth, layout):
     assert not thread.is_alive()
     assert not _found(hearth, SECRET)
     assert {Path(d.source).name for d in hearth.sources()} == {"first.md", "second.md"}
+
+
+def test_a_swap_after_the_check_changes_nothing_read(layout, monkeypatch):
+    """The swap a second account can race (#65): the file passes the check, then becomes a link to the key
+    before it is hashed and read. What is checked is the file already opened, so the key is never read."""
+    import rag.pinned
+
+    docs = layout["docs"]
+    target = docs / "raced.txt"
+    target.write_text("harmless meeting notes")
+    checked = rag.pinned.inside
+
+    def check_then_swap(path: str, folder: str) -> bool:
+        result = checked(path, folder)
+        if target.exists() and not target.is_symlink():
+            target.unlink()
+            target.symlink_to(layout["secret"])  # between the check and the read
+        return result
+
+    monkeypatch.setattr(rag.pinned, "inside", check_then_swap)
+    parsed = parse_file(ParseJob(target, within=str(docs.resolve())))
+    assert target.is_symlink()  # the swap happened
+    assert parsed.error is None and parsed.sections is not None
+    text = " ".join(s.text for s in parsed.sections)
+    assert "harmless meeting notes" in text and SECRET not in text
+    assert parsed.sha256 == hashlib.sha256(b"harmless meeting notes").hexdigest()  # hashed from the same handle
+
+
+def test_a_pipe_or_device_in_a_folder_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "jam.txt"
+    os.mkfifo(fifo)
+    parsed = parse_file(ParseJob(fifo, within=str(tmp_path.resolve())))  # opening a FIFO to read would block
+    assert parsed.sections is None and parsed.error == ("unreadable", "jam.txt is not a regular file (a pipe, socket or device).")
+
+
+def test_the_watcher_checks_again_when_it_reads(tmp_path, hearth, layout, monkeypatch):
+    """A file the watcher saw as harmless is swapped for a link out before the ingest it hands it to reads it:
+    the file is checked against its watched folder again (#65), so the key is refused, never indexed."""
+    import rag.watch
+
+    root = tmp_path / "watched"
+    root.mkdir()
+    (root / "first.md").write_text("# First\n\nThe printer needs a badge.")
+    late = root / "late.md"
+    seen = rag.watch.leads_outside
+
+    def check_then_swap(path: Path, folder: str) -> bool:
+        result = seen(path, folder)
+        if path.name == "late.md" and not path.is_symlink():
+            path.unlink()
+            path.symlink_to(layout["secret"])
+        return result
+
+    monkeypatch.setattr(rag.watch, "leads_outside", check_then_swap)
+    updates: queue.Queue[WatchUpdate] = queue.Queue()
+    stop = threading.Event()
+    thread = threading.Thread(target=lambda: hearth.watch([root], stop=stop, on_update=updates.put), daemon=True)
+    thread.start()
+    try:
+        assert updates.get(timeout=30).report.added == 1
+        (root / "probe.md").write_text("# Probe\n\nThe watcher is running.")  # seen once the watcher runs
+        while not _found(hearth, "watcher is running"):
+            updates.get(timeout=30)
+        late.write_text("# Late\n\nA harmless note.")
+        failed: list[str] = []
+        while "late.md" not in failed:
+            failed += [Path(f.source).name for f in updates.get(timeout=30).report.failed]
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert late.is_symlink()  # the swap happened
+    assert not _found(hearth, SECRET)
+    assert {Path(d.source).name for d in hearth.sources()} == {"first.md", "probe.md"}
