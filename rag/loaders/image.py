@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import warnings
 from pathlib import Path
 
-from PIL import Image, ImageOps
+from PIL import Image, ImageOps, UnidentifiedImageError
 
 from inference.errors import HearthError
 from rag.errors import LoadError
@@ -23,7 +22,7 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # our own pixel cap decides
-            image = Image.open(io.BytesIO(data))
+            image = scan.open_picture(data)
             # Only a TIFF's frames are pages; an animated PNG or WebP is one picture.
             frames = getattr(image, "n_frames", 1) if image.format == "TIFF" else 1
             if frames > limits.max_pages or frames > limits.max_ocr_pages:
@@ -48,13 +47,31 @@ def load(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Section]:
         raise scan.unavailable(path, exc) from exc
     except Image.DecompressionBombError as exc:
         raise LoadError(f"{path.name} is too large: {exc}", kind="too_large") from exc
+    except UnidentifiedImageError as exc:  # no format Hearth reads: never handed to another program to find out
+        raise _not_a_picture(path, data) from exc
     except MemoryError:
         raise
     except Exception as exc:  # Pillow raises OSError, ValueError, SyntaxError, struct.error… on damaged data
-        raise LoadError(
-            f"{path.name} is not a picture Hearth can read, or it is damaged.",
-            kind="corrupt",
-            hint="Open it in an image viewer and save it again as PNG or JPEG.",
-        ) from exc
+        raise _damaged(path) from exc
     sections = build_sections((page.text, number, None) for number, page in pages.items())
     return scan.attach(sections, pages)
+
+
+def _not_a_picture(path: Path, data: bytes) -> LoadError:
+    """The LoadError for a file named as a picture in no format Hearth reads: PostScript says so, junk is damaged."""
+    what = scan.format_name(data)
+    if what is None:
+        return _damaged(path)
+    return LoadError(
+        f"{path.name} is not a PNG, JPEG, TIFF or WebP picture (it holds {what}), the only pictures Hearth reads.",
+        kind="unsupported",
+        hint="Open it in the program that made it and save or export it as PNG or JPEG, or as PDF.",
+    )
+
+
+def _damaged(path: Path) -> LoadError:
+    return LoadError(
+        f"{path.name} is not a picture Hearth can read, or it is damaged.",
+        kind="corrupt",
+        hint="Open it in an image viewer and save it again as PNG or JPEG.",
+    )

@@ -5,6 +5,7 @@
     is_blank(image)              True for a page with no ink on it (nothing to read, so no OCR run)
     Pictures(path, limits)       pictures embedded in a DOCX or PPTX read one by one, within the caps
     unavailable(path, exc)       the LoadError for OCR that cannot run (models or runtime missing)
+    open_picture(data, formats)  Pillow's Image.open limited to the formats Hearth reads
 
 Not a format of its own: no suffix maps here.
 """
@@ -28,6 +29,13 @@ from rag.loaders import Limits, Section
 
 if TYPE_CHECKING:
     from inference.ocr import OcrPage, OnnxOcr
+
+# The picture formats Hearth decodes, by Pillow's names. Image.open would otherwise try every format Pillow
+# knows, and some of those hand the file to another program: a PostScript file named `invoice.png`, or an EPS
+# inside a DOCX, goes to Ghostscript. (Some cameras' JPEGs open as MPO: through the JPEG reader, so "JPEG" covers them.)
+PICTURE_FORMATS = ("PNG", "JPEG", "TIFF", "WEBP")
+# Pictures inside Word and PowerPoint files: those, and the older formats office programs still embed.
+EMBEDDED_PICTURE_FORMATS = (*PICTURE_FORMATS, "GIF", "BMP")
 
 _ENGINE: OnnxOcr | None = None
 _BLANK_SHARE = 0.0002  # share of ink pixels under which a page is blank (specks of dust, a scanner's edge)
@@ -99,7 +107,7 @@ class Pictures:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # our own pixel cap decides
-                image = Image.open(io.BytesIO(data))
+                image = open_picture(data, EMBEDDED_PICTURE_FORMATS)
                 if image.width * image.height > self._limits.max_image_pixels:
                     return None
                 image = ImageOps.exif_transpose(image)
@@ -116,3 +124,15 @@ class Pictures:
         except Exception:  # Pillow raises OSError, ValueError, SyntaxError... on pictures it cannot decode (EMF)
             return None
         return page if page.text.strip() else None
+
+
+def open_picture(data: bytes, formats: tuple[str, ...] = PICTURE_FORMATS) -> Image.Image:
+    """The picture in `data`, opened only as one of `formats` (Pillow's UnidentifiedImageError otherwise)."""
+    return Image.open(io.BytesIO(data), formats=list(formats))
+
+
+def format_name(data: bytes) -> str | None:
+    """What a file that is no picture Hearth reads seems to be, for the message: PostScript, or None."""
+    if data.startswith((b"%!", b"\xc5\xd0\xd3\xc6")):  # PostScript and EPS, or EPS with a binary preview
+        return "PostScript"
+    return None

@@ -121,3 +121,38 @@ def test_the_scan_make_offline_check_reads_says_what_it_expects(monkeypatch: pyt
 
     (section,) = load(offline_check.SCAN)
     assert offline_check.SCAN_WORD in section.text and section.ocr_confidence and section.ocr_confidence >= 0.85
+
+
+EPS = (b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 120 60\n"
+       b"/Helvetica findfont 12 scalefont setfont 10 20 moveto (PAID) show showpage\n%%EOF\n")
+
+
+@pytest.fixture
+def stand_in_gs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `gs` first on PATH that leaves a mark when started: Pillow hands PostScript to Ghostscript."""
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    mark = tmp_path / "gs-ran"
+    (stub / "gs").write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
+    (stub / "gs").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stub}:{__import__('os').environ['PATH']}")
+    return mark
+
+
+def test_postscript_named_as_a_picture_never_starts_ghostscript(tmp_path: Path, stand_in_gs: Path) -> None:
+    """A PostScript file named invoice.png (#65): refused with the reason, Ghostscript never started."""
+    path = tmp_path / "invoice.png"
+    path.write_bytes(EPS)
+    error = pytest.raises(LoadError, load, path).value
+    assert not stand_in_gs.exists()
+    assert error.kind == "unsupported" and "it holds PostScript" in str(error) and error.hint
+
+
+def test_an_eps_inside_a_word_file_never_starts_ghostscript(stand_in_gs: Path) -> None:
+    """Pictures embedded in a DOCX or PPTX are opened only as the formats Hearth reads: an EPS is skipped."""
+    pictures = scan.Pictures(Path("contract.docx"), Limits())
+    assert pictures.read(EPS) is None and pictures.count == 0
+    assert not stand_in_gs.exists()
+    png = io.BytesIO()
+    render_page(FIRST, dpi=100, width_in=3).save(png, format="PNG")
+    assert "Parking permits" in pictures.read(png.getvalue()).text  # a real picture is still read
