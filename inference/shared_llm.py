@@ -12,6 +12,10 @@ reading the server-sent events as they come.
   count / 3), which only makes the passages budget tighter.
 - Cancel closes the connection, which stops the generation on the server; it takes effect within a
   tenth of a second, also while the server is still reading the prompt.
+- Document text never becomes a turn: the server renders the template and tokenizes the prompt with
+  special tokens on, so every message (and every text counted) goes out with the control-token text of
+  every model family removed (`templates.neutralise_control_text`); a passage holding
+  `<|im_start|>system` reaches the server as plain words.
 - Every httpx error and every error status is translated into ModelError (ContextOverflow for a prompt
   that does not fit) with the server's address and what to check.
 """
@@ -29,6 +33,7 @@ from inference.chat import ChatModelDefaults
 from inference.errors import Cancelled, ModelError
 from inference.chat import Message
 from inference.llm import ContextOverflow, _safe
+from inference.templates import neutralise_control_text
 
 _CONTEXT_WORDS = ("context", "too long", "exceed", "maximum", "n_ctx")
 _ENGINES = {"llamacpp": "llama.cpp server", "vllm": "vLLM", "me": "llama-cpp-python server"}
@@ -147,6 +152,7 @@ class OpenAIChatModel(ChatModelDefaults):
         return n
 
     def _count_remote(self, text: str) -> int | None:
+        text = neutralise_control_text(text)  # counted as it will be sent
         if self._tokenizer in (None, "tokenize"):
             # llama-server reads "content", vLLM "prompt" and "model"; each ignores the other's keys.
             body = {"content": text, "prompt": text, "add_special": False, "add_special_tokens": False}
@@ -183,7 +189,8 @@ class OpenAIChatModel(ChatModelDefaults):
         """
         if cancel is not None and cancel():
             raise Cancelled("Answer stopped.")
-        body = {"model": self.model, "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
+        sent = [{"role": m["role"], "content": neutralise_control_text(m["content"])} for m in messages]
+        body = {"model": self.model, "messages": sent,
                 "max_tokens": max_tokens, "temperature": temperature, "stream": True}
         httpx = self._httpx
         request = self._client.build_request("POST", f"{self.base_url}/chat/completions", json=body)

@@ -62,6 +62,28 @@ _TURN_MARKERS = (
 )
 
 
+# Control-token text of the model families a shared server may run, written out as plain text: a server
+# (llama-server, vLLM) renders the template and tokenizes the whole prompt with special tokens on, so any of
+# these inside a message would be a real token there (a new turn, a system prompt, an end of text). `<|…|>`
+# covers ChatML, Llama 3, Phi, Command R, gpt-oss and `<|endoftext|>`; `<｜…｜>` DeepSeek's; the rest are
+# Gemma's, Llama 2's and Mistral's, and the tool-call tags of Qwen and Hermes templates.
+_CONTROL_TEXT = re.compile(
+    r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>"
+    r"|</?(?:start_of_turn|end_of_turn|bos|eos|pad|s|tool_call|tool_response)>"
+    r"|\[/?(?:INST|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS|TOOL_CONTENT)\]|<</?SYS>>"
+)
+
+
+def neutralise_control_text(text: str) -> str:
+    """`text` with every model family's control-token text removed, until none is left (so that
+    `<|im_e<|im_start|>nd|>` does not close up into a marker): for messages sent to a shared server."""
+    while True:
+        cleaned = _CONTROL_TEXT.sub("", text)
+        if cleaned == text:
+            return text
+        text = cleaned
+
+
 class TemplateError(ModelError):
     """A chat template cannot render the conversation."""
 
