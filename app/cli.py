@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from app.config import hearth_config, requested_from_args
+from app.terminal import plain_output
 from inference.errors import Cancelled, HearthError, UsageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -159,6 +161,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
         args = parser.parse_args([*(sys.argv[1:] if argv is None else argv), "gui"])
+    # `mcp` speaks its protocol on stdout; every other command's output is for a terminal or a script.
+    guard = plain_output() if args.command not in ("gui", "mcp") else contextlib.nullcontext()
+    with guard:
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         if args.command == "gui":
             return _gui(args)

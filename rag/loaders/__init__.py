@@ -69,6 +69,16 @@ LOW_OCR_CONFIDENCE = 0.85
 
 DEFAULT_LIMITS = Limits()
 
+# Terminal control characters: C0 but tab, newline and carriage return; DEL; C1. Text carrying them would drive
+# the terminal it is printed on (OSC 8 links, a changed window title, a cleared screen), so no document's text
+# keeps them. Each becomes a space, which keeps every offset into a section's text (tables, OCR boxes) true.
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def without_controls(text: str, replacement: str = " ") -> str:
+    """`text` with every terminal control character replaced (by a space: offsets stay as they were)."""
+    return CONTROL_CHARACTERS.sub(replacement, text)
+
 
 # Suffix -> name of the module in this package that reads it. A new format is one module and one line here.
 _REGISTRY: dict[str, str] = {
@@ -179,7 +189,11 @@ def build_sections(parts: Iterable[Part]) -> list[Section]:
     sections: list[Section] = []
     offset = 0
     for part in parts:
-        raw, page, heading = part[0], part[1], part[2]
+        # No document's text keeps terminal control characters (see CONTROL_CHARACTERS); replaced before
+        # stripping, so that the table spans, counted in `raw`, stay true.
+        raw, page, heading = without_controls(part[0]), part[1], part[2]
+        if heading is not None and CONTROL_CHARACTERS.search(heading):
+            heading = " ".join(without_controls(heading).split()) or None
         text = raw.strip()
         if not text:
             continue
