@@ -55,6 +55,8 @@ CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation, id);
 """
 _VERSION = 4  # 2: turns.support; 3: turns.searched_for; 4: turns.table_result
 REMOVED = "[removed: the document was removed from the index]"  # stands for a forgotten document's text
+# Stands for a stored reply (an answer, a summary) drawn from a document that was removed since.
+REMOVED_REPLY = "[removed: this reply was drawn from a document that was removed from the index]"
 
 
 @dataclass
@@ -235,26 +237,31 @@ class ConversationStore:
         """Take forgotten documents' text out of a workspace's stored turns; returns how many turns changed.
 
         Their passages and quotes keep their place and number but their text becomes REMOVED and their
-        heading is dropped; a reply made of their quotes (when the model's own was replaced) loses them too.
+        heading is dropped; a reply drawn from them (one citing their passages, a summary of the document,
+        or one that cites nothing and was given their passages) becomes REMOVED_REPLY, with its sentences.
         """
         gone = set(sources)
         if not gone:
             return 0
         with self._tx() as db:
             rows = db.execute(
-                "SELECT t.id, t.sources, t.support FROM turns t JOIN conversations c ON c.id = t.conversation "
-                "WHERE c.workspace = ?",
+                "SELECT t.id, t.sources, t.support, t.cited, t.text FROM turns t "
+                "JOIN conversations c ON c.id = t.conversation WHERE c.workspace = ?",
                 (workspace,),
             ).fetchall()
             changed: set[int] = set()
-            for turn_id, sources_json, support_json in rows:
-                hits, support = _redacted(gone, json.loads(sources_json), support_json)
-                if hits is None and support is None:
+            for turn_id, sources_json, support_json, cited_json, text in rows:
+                hits = json.loads(sources_json)
+                drawn = _drawn_from(gone, hits, json.loads(cited_json)) and text != REMOVED_REPLY
+                hits, support = _redacted(gone, hits, support_json, reply=drawn)
+                if hits is None and support is None and not drawn:
                     continue
                 db.execute(
-                    "UPDATE turns SET sources = COALESCE(?, sources), support = COALESCE(?, support) WHERE id = ?",
+                    "UPDATE turns SET sources = COALESCE(?, sources), support = COALESCE(?, support), "
+                    "text = COALESCE(?, text) WHERE id = ?",
                     (None if hits is None else json.dumps(hits, ensure_ascii=False),
-                     None if support is None else json.dumps(support.to_json(), ensure_ascii=False), turn_id),
+                     None if support is None else json.dumps(support.to_json(), ensure_ascii=False),
+                     REMOVED_REPLY if drawn else None, turn_id),
                 )
                 changed.add(turn_id)
             for turn_id, table_json in db.execute(
@@ -301,17 +308,28 @@ def _place(h: Hit | Quote) -> str:
     return place
 
 
-def _redacted(gone: set[str], hits: list[dict[str, Any]], support_json: str | None
+def _drawn_from(gone: set[str], hits: list[dict[str, Any]], cited: list[int]) -> bool:
+    """Whether a stored reply was drawn from a document in `gone`: it cites one of its passages, or it cites
+    nothing and was given one."""
+    used = [hits[i - 1] for i in cited if 0 < i <= len(hits)] if cited else hits
+    return any(h.get("source") in gone for h in used)
+
+
+def _redacted(gone: set[str], hits: list[dict[str, Any]], support_json: str | None, *, reply: bool = False
               ) -> tuple[list[dict[str, Any]] | None, Support | None]:
-    """A turn's stored passages and support without the text of the documents in `gone` (None: unchanged)."""
+    """A turn's stored passages and support without the text of the documents in `gone` (None: unchanged);
+    with `reply` (the reply was drawn from them), the reply's text in the support and its sentences go too."""
     changed_hits = False
     for h in hits:
         if h.get("source") in gone and (h.get("text") != REMOVED or h.get("heading") is not None):
             h["text"], h["heading"] = REMOVED, None
             changed_hits = True
     support = Support.from_json(json.loads(support_json)) if support_json else None
+    whole = reply and support is not None and not support.fallback  # a fallback reply is its quotes: see below
+    if whole:
+        support = replace(support, text=REMOVED_REPLY, sentences=[replace(s, text=REMOVED) for s in support.sentences])
     if support is None or not any(q.source in gone and q.text != REMOVED for q in support.quotes):
-        return (hits if changed_hits else None), None
+        return (hits if changed_hits else None), support if whole else None
     removed = {i for i, q in enumerate(support.quotes) if q.source in gone}
     text = support.text
     sentences = list(support.sentences)

@@ -165,7 +165,7 @@ def test_a_history_from_version_1_opens_and_gains_quotes(tmp_path):
 def test_redact_sources_takes_a_forgotten_documents_text_out_of_stored_turns(store, tmp_path):
     from dataclasses import replace
 
-    from rag.conversations import REMOVED
+    from rag.conversations import REMOVED, REMOVED_REPLY
     from rag.quotes import Quote, SentenceSupport, Support
 
     conv = store.create("default", "Leave")
@@ -187,9 +187,12 @@ def test_redact_sources_takes_a_forgotten_documents_text_out_of_stored_turns(sto
         gone, kept = turn.answer.sources
         assert (gone.source, gone.text, gone.heading, gone.start) == ("/docs/onboarding.md", REMOVED, None, 10)
         assert kept.text == "EUR 60 abroad" and kept.heading == "5. Meals"  # another document: kept
-        assert turn.answer.cited == [1] and turn.text == "You get 28 days [1]."  # the reply and its numbers stay
+        # The reply cites the forgotten document, so it was drawn from it: it goes too (#65); its numbers stay.
+        assert turn.answer.cited == [1] and turn.text == REMOVED_REPLY
     assert [q.text for q in first.answer.support.quotes] == [REMOVED]
-    assert first.answer.support.text == "You get 28 days [1]."  # the model's own words are not the document's
+    assert first.answer.support.text == REMOVED_REPLY
+    assert [s.text for s in first.answer.support.sentences] == [REMOVED] * len(first.answer.support.sentences)
+    # A reply shown as its quotes loses exactly the forgotten document's quotes (and the model's hidden reply).
     assert [q.text for q in second.answer.support.quotes] == [REMOVED, "EUR 60 abroad"]
     assert second.answer.support.text == f"The documents say: {REMOVED} [1]. EUR 60 abroad [2]."
     assert [s.text for s in second.answer.support.sentences] == [REMOVED, "EUR 60 abroad"]
@@ -210,3 +213,30 @@ def test_forgetting_a_document_redacts_the_conversations_that_quoted_it(hearth):
     assert hearth.conversations.redact_sources("default", removed) == 0  # already done by forget
     stored = hearth.conversations.get(conv).turns[0].answer
     assert stored.sources and all(h.text.startswith("[removed:") for h in stored.sources)
+
+
+def test_forgetting_a_summarised_document_takes_the_summary_and_answers_drawn_from_it(store, tmp_path):
+    """A stored summary (every passage the document's, all cited) and an answer citing the document lose their
+    text when it is forgotten (#65); an answer citing only another document keeps its own."""
+    from dataclasses import replace
+
+    from rag.conversations import REMOVED, REMOVED_REPLY
+
+    handbook = [Hit("/docs/handbook.md", None, f"Part {i}", 1.0, f"Handbook part {i}: the code is 4417.", 0, 30, f"h{i}")
+                for i in (1, 2)]
+    summary = Answer("The handbook sets the door code 4417 [1] and the rota [2].", handbook, [1, 2], {"total": 9.0},
+                     searched_for="summary of handbook.md")
+    conv = store.create("default", "Handbook")
+    store.add_turn(conv.id, "Summarise handbook.md", summary)
+    store.add_turn(conv.id, "And the meals?", replace(sample_answer(), text="EUR 60 abroad [2].", cited=[2]))
+    store.add_turn(conv.id, "Leave?", sample_answer())
+
+    assert store.redact_sources("default", ["/docs/handbook.md"]) == 1
+    summarised, meals, leave = ConversationStore(tmp_path / "conversations.sqlite").require(conv.id).turns
+    assert summarised.text == REMOVED_REPLY and "4417" not in store.export_markdown(conv.id)
+    assert [h.text for h in summarised.answer.sources] == [REMOVED, REMOVED]
+    assert summarised.question == "Summarise handbook.md"  # the user's own words stay
+    assert store.redact_sources("default", ["/docs/onboarding.md"]) == 2
+    meals, leave = ConversationStore(tmp_path / "conversations.sqlite").require(conv.id).turns[1:]
+    assert meals.text == "EUR 60 abroad [2]."  # cites travel.pdf only: not drawn from the onboarding document
+    assert leave.text == REMOVED_REPLY
