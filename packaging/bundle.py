@@ -59,7 +59,7 @@ CPU_CMAKE_ARGS = "-DGGML_NATIVE=OFF"
 # last PyPI release is 1.22 (see install_onnxruntime.py, which the installer reuses).
 GPU_ONNXRUNTIME = {"migraphx": "onnxruntime-migraphx>=1.22", "rocm": "onnxruntime-rocm>=1.22,<1.23"}
 # What Hearth's source wheel is built from: the three packages and the project files.
-SOURCE_ITEMS = ("app", "rag", "inference", "pyproject.toml", "README.md", "LICENSE")
+SOURCE_ITEMS = ("app", "rag", "inference", "docs", "pyproject.toml", "README.md", "LICENSE")  # docs: the guide Help opens
 _WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
 
 
