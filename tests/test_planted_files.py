@@ -123,3 +123,11 @@ def test_ask_prints_no_escape_sequence(share, ingested):
     assert r.returncode == 0, r.stderr
     assert "newsletter.eml" in r.stdout
     _no_controls(r)
+
+
+def test_python_m_app_inside_the_folder_imports_nothing_from_it(share):
+    """`python -m app` puts the working folder first on sys.path; Hearth drops it before its first import."""
+    r = subprocess.run([sys.executable, "-m", "app", "--data-dir", str(share["data"]), "sources"], cwd=share["share"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in share["marks"].iterdir()) == []
