@@ -46,6 +46,7 @@ from rag.parse_pool import (
 from rag.store import DocumentIndex, DocumentWrite
 from rag.table_store import TableStore
 from rag.tables import Table, extract_tables
+from rag.versions import VersionStore
 
 if TYPE_CHECKING:
     from inference.embedder import Embedder
@@ -77,6 +78,9 @@ class IngestOptions:
     # Passages of many files written together (one keyword-index transaction, one Chroma call, one manifest
     # transaction each side); 0 = write each file on its own. A shared server takes each document on its own.
     write_batch: int = 1024
+    # Earlier versions of a changed document kept for `compare` (rag/versions.py): the text of the last this many;
+    # 0 keeps none (an administrator's policy can say so: [data] keep_versions).
+    keep_versions: int = 5
 
     @property
     def limits(self) -> Limits:
@@ -300,9 +304,10 @@ class _Run:
 
     def __init__(self, workspace: str, embedder: Embedder, store: DocumentIndex, manifest: Manifest,
                  options: IngestOptions, progress: Callable[[Progress], None] | None,
-                 cancel: Callable[[], bool] | None, tables: TableStore | None = None) -> None:  # fmt: skip
+                 cancel: Callable[[], bool] | None, tables: TableStore | None = None,
+                 versions: VersionStore | None = None) -> None:  # fmt: skip
         self.workspace, self.embedder, self.store, self.manifest = workspace, embedder, store, manifest
-        self.tables = tables
+        self.tables, self.versions = tables, versions
         self.options, self._progress, self._cancel = options, progress, cancel
         self.report = IngestReport()
         self.t0 = time.perf_counter()
@@ -393,6 +398,7 @@ class _Run:
         t0 = time.perf_counter()
         parsed, source, record = doc.parsed, doc.source, doc.record
         assert parsed.sha256 is not None
+        self._keep_versions([doc])  # before the old passages go: the text of this version is kept whole first
         # From begin() until finish() the document does not count as indexed, so a crash leaves it to redo.
         self.manifest.begin(self.workspace, source, sha256=parsed.sha256, size=parsed.size, mtime_ns=parsed.mtime_ns)
         if record is not None and record.status != "done":
@@ -411,6 +417,7 @@ class _Run:
             return
         t0 = time.perf_counter()
         workspace = self.workspace
+        self._keep_versions(docs)
         self.manifest.begin_many(workspace, [(d.source, d.parsed.sha256 or "", d.parsed.size, d.parsed.mtime_ns)
                                              for d in docs])  # fmt: skip
         self.store.write_documents(workspace, [
@@ -421,6 +428,14 @@ class _Run:
         self.manifest.finish_many(workspace, [(d.source, len(d.chunks), d.parsed.last_page, d.parsed.note)
                                               for d in docs])  # fmt: skip
         self._written(docs, time.perf_counter() - t0)
+
+    def _keep_versions(self, docs: Sequence[_Doc]) -> None:
+        """Keep the text each document is indexed with (rag/versions.py), so that a later version can be compared."""
+        if self.versions is None:
+            return
+        for d in docs:
+            self.versions.record(self.workspace, d.source, d.parsed.sha256 or "", d.parsed.sections or [],
+                                 keep=self.options.keep_versions, note=d.parsed.note)
 
     def _write_tables(self, docs: Sequence[_Doc]) -> None:
         """Swap the documents' tables for their new ones (before the manifest marks them done, under their hash)."""
@@ -478,11 +493,13 @@ _PIPELINE_FILES = 16  # files to read from which the pipeline (and batched writi
 
 def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: DocumentIndex, manifest: Manifest,
            options: IngestOptions = IngestOptions(), progress: Callable[[Progress], None] | None = None,
-           cancel: Callable[[], bool] | None = None, tables: TableStore | None = None) -> IngestReport:  # fmt: skip
+           cancel: Callable[[], bool] | None = None, tables: TableStore | None = None,
+           versions: VersionStore | None = None) -> IngestReport:  # fmt: skip
     """Index files and folders into a workspace; one bad file never stops the batch.
     Folders are rescanned: documents indexed from under them that are no longer there are removed.
-    With `tables`, every document's tables are kept there too, typed, in step with the manifest."""
-    run = _Run(workspace, embedder, store, manifest, options, progress, cancel, tables)
+    With `tables`, every document's tables are kept there too, typed, in step with the manifest; with
+    `versions`, the text of each version indexed (the last `options.keep_versions` earlier ones stay)."""
+    run = _Run(workspace, embedder, store, manifest, options, progress, cancel, tables, versions)
     report = run.report
     scan = _discover(paths, include_hidden=options.include_hidden)
     report.failed.extend(scan.failures)
@@ -628,6 +645,8 @@ def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: 
             run.fail(source, "error", f"{Path(source).name}: could not be removed from the index: {exc}")
     if tables is not None:  # tables of documents dropped, or of a run killed before it marked them done
         tables.prune(workspace, {r.source: r.sha256 for r in manifest.documents(workspace, status="done")})
+    if versions is not None:  # versions of documents dropped from the index (folders rescanned, unreadable now)
+        versions.prune(workspace, {r.source: r.sha256 for r in manifest.documents(workspace)})
     report.seconds = time.perf_counter() - run.t0
     run.progress(None)
     return report
