@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from inference.chat import ChatModel
 from inference.errors import HearthError, ModelError, UsageError
 from rag.answer import fixed_messages
+from rag.comparisons import Comparisons
 from rag.components import (check_model_name, embedder_folder, load_chat_model, load_check_model, load_embedder,
                             load_reranker, open_document_index, resolve_chat_model)
 from rag.config import HearthConfig, model_allowed
@@ -30,6 +31,7 @@ from rag.self_test import SelfTestReport, self_test
 from rag.workspaces import DEFAULT_WORKSPACE, check_workspace
 from rag.store import DocumentIndex
 from rag.table_store import TableStore
+from rag.versions import VersionStore
 
 if TYPE_CHECKING:
     from inference.budget import MemoryPlan
@@ -61,7 +63,7 @@ def release_free_memory() -> bool:
     return False
 
 
-class Hearth(Questions):
+class Hearth(Questions, Comparisons):
     """Hearth's core, built once with its parts; parts not passed in are made on first use."""
 
     def __init__(
@@ -100,6 +102,7 @@ class Hearth(Questions):
         self._warming: threading.Thread | None = None
         self._conversations: ConversationStore | None = None
         self._tables: TableStore | None = None
+        self._versions: VersionStore | None = None
         self._library: ModelLibrary | None = None
         # This process's hold on the data folder (rag.datalock), taken when the local index is opened.
         self._claim: DataDirClaim | None = None
@@ -141,6 +144,16 @@ class Hearth(Questions):
                 self.config.index_dir.mkdir(parents=True, exist_ok=True)
                 self._tables = TableStore(self.config.index_dir / "tables.sqlite")
             return self._tables
+
+    @property
+    def versions(self) -> VersionStore:
+        """The text kept of each indexed version of the documents, for `compare` (this machine's, beside the
+        manifest)."""
+        with self._lock:
+            if self._versions is None:
+                self._open_data_dir()
+                self._versions = VersionStore(self.config.index_dir / "versions")
+            return self._versions
 
     @property
     def store(self) -> DocumentIndex:
@@ -339,6 +352,7 @@ class Hearth(Questions):
                 progress=progress,
                 cancel=cancel,
                 tables=self.tables,
+                versions=self.versions,
             ))
         finally:
             release_free_memory()
@@ -511,13 +525,17 @@ class Hearth(Questions):
 
         return read_page_boxes(path, page, self.config.ingest)
 
-    def forget(self, paths: Iterable[Path], *, workspace: str = DEFAULT_WORKSPACE) -> list[str]:
-        """Remove documents (or all under folders) from a workspace, and their passages and quotes from its
+    def forget(self, paths: Iterable[Path], *, workspace: str = DEFAULT_WORKSPACE,
+               keep_versions: bool = False) -> list[str]:
+        """Remove documents (or all under folders) from a workspace, with their kept earlier versions (unless
+        `keep_versions`: a document read again keeps its history), and their passages and quotes from its
         stored conversations (`last_redacted` says from how many answers); returns what was removed."""
         workspace = check_workspace(workspace)
         removed = forget(list(paths), workspace=workspace, store=self.store, manifest=self.manifest)
         if removed:
             self.tables.delete(workspace, removed)
+            if not keep_versions:
+                self.versions.delete(workspace, removed)
         self.last_redacted = self.conversations.redact_sources(workspace, removed) if removed else 0
         return removed
 
@@ -536,7 +554,7 @@ class Hearth(Questions):
             raise UsageError(f"{Path(missing[0]).name} no longer exists, so it cannot be read again.",
                              hint="Remove it from the library instead.")
         paths = [Path(s) for s in sources]
-        self.forget(paths, workspace=workspace)
+        self.forget(paths, workspace=workspace, keep_versions=True)
         return self.ingest(paths, workspace=workspace, progress=progress, cancel=cancel)
 
     def delete_workspace(self, workspace: str) -> list[str]:
@@ -546,6 +564,7 @@ class Hearth(Questions):
         removed = self.forget([Path(s) for s in sources], workspace=workspace) if sources else []
         self.conversations.delete_workspace(workspace)
         self.tables.drop_workspace(workspace)
+        self.versions.drop_workspace(workspace)
         return removed
 
     def add_model(self, path: Path, *, progress: Callable[[float], None] | None = None,
