@@ -47,6 +47,7 @@ _SENTENCE_END = re.compile(r"""[.!?:;]["'”’)\]]*$""")
 _SPLIT = re.compile(r"""(?<=[.!?])["'”’)\]]*\s+(?=["'“‘(\[]?[A-ZÀ-ÖØ-Þ0-9])""")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|no|nr|art|sec|mr|mrs|ms|dr|approx|incl|vs|cf|pp?|fig)|"
                            r"\b[A-Za-z]|^\(?[0-9A-Za-z]{1,3}(?:\.[0-9]{1,3})*)\.$", re.IGNORECASE)
+_RULE_ROW = re.compile(r"^[\s|:+-]+$")  # a Markdown table's rule under its header: "|---|:--:|"
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•▪◦]\s+|>\s*)")
 
 
@@ -148,7 +149,9 @@ def _text_units(text: str, section: Section) -> list[Unit]:
 
 
 def _row_units(text: str, section: Section) -> list[Unit]:
-    rows = [tuple(" ".join(c.split()) for c in line.split(CELL_SEPARATOR)) for line in text.splitlines()]
+    lines = [line.strip() for line in text.splitlines()]
+    lines = [line.strip("|").strip() for line in lines if line and not _RULE_ROW.match(line)]  # Markdown's pipes
+    rows = [tuple(" ".join(c.split()) for c in line.split(CELL_SEPARATOR.strip())) for line in lines]
     rows = [r for r in rows if any(r)]
     out = []
     for i, cells in enumerate(rows):
@@ -203,8 +206,12 @@ def _iso(when: float | None) -> str | None:
 
 def _like(a: Unit, b: Unit) -> float:
     """How alike two units' words are (0..1); rows with the same key column are alike outright."""
-    if a.kind == "row" and b.kind == "row" and a.row_key is not None and a.row_key == b.row_key:
-        return 1.0
+    if a.kind == "row" and b.kind == "row" and a.row_key is not None and b.row_key is not None:
+        if a.row_key == b.row_key:
+            return 1.0
+        keys = SequenceMatcher(None, _key(a.cells[0]), _key(b.cells[0]), autojunk=False)
+        if keys.ratio() < 0.8:
+            return 0.0  # another row (the key column differs), however alike the figures
     if (a.kind == "heading") != (b.kind == "heading"):
         return 0.0
     x, y = a.key.split(), b.key.split()
@@ -356,10 +363,17 @@ class _Found:
             self._pair(olds, news, LIKE)
             olds = [i for i in olds if i in self.old_left]
             news = [j for j in news if j in self.new_left]
-            if len(olds) == 1 and len(news) == 1 and (self.a[olds[0]].kind == "heading") == (
-                    self.b[news[0]].kind == "heading"):
+            if len(olds) == 1 and len(news) == 1 and self._lone_pair(self.a[olds[0]], self.b[news[0]]):
                 self._take(olds[0], news[0])
         self._pair(sorted(self.old_left), sorted(self.new_left), LIKE_ACROSS)
+
+    @staticmethod
+    def _lone_pair(old: Unit, new: Unit) -> bool:
+        """Whether one unit in place of one other is that unit edited: a heading for a heading, a sentence for a
+        sentence; rows only with a like key column (another key is another row)."""
+        if (old.kind == "heading") != (new.kind == "heading"):
+            return False
+        return (old.kind != "row" or new.kind != "row") or _like(old, new) > 0
 
     def _pair(self, olds: list[int], news: list[int], floor: float) -> None:
         """Pair the most alike old and new units first, each at most once, while they are `floor` alike."""
