@@ -183,14 +183,19 @@ class Comparisons:
         lines = [_plain(c) for c in comparison.changes[:LISTED_FOR_MODEL]]
         messages = [{"role": "system", "content": OVERVIEW_PROMPT},
                     {"role": "user", "content": comparison.summary + "\n\n" + "\n".join(lines)}]
-        pieces: list[str] = []
+        text = ""
         for piece in self.chat_model.stream(messages, max_tokens=OVERVIEW_TOKENS, temperature=0.0, cancel=cancel):
             if cancel is not None and cancel():
                 raise Cancelled("Stopped.")
-            pieces.append(piece)
-            show(piece)
-        paragraph = "".join(pieces).strip().split("\n\n")[0].strip()  # one paragraph at most
-        return paragraph
+            end = (text + piece).lstrip().find("\n\n")
+            if end >= 0:  # one paragraph at most: the model's second one is neither shown nor kept
+                rest = (text + piece).lstrip()[:end]
+                show(rest[len(text.lstrip()):])
+                text = rest
+                break
+            show(piece if text.strip() else piece.lstrip())
+            text = (text + piece).lstrip()
+        return text.strip()
 
 
 def change_list(comparison: Comparison) -> str:
