@@ -55,7 +55,7 @@ _MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•▪◦]\s+|>\s*)")
 class Unit:
     """A comparable piece of a document: a heading line, a sentence or a table row, with where it is."""
 
-    kind: str  # "heading" | "text" | "row"
+    kind: str  # "heading" | "line" (short, no full stop: a heading or list item) | "text" | "row"
     text: str  # as the document has it (spacing tidied)
     key: str  # what is compared: its words and figures, lower case
     heading: str | None
@@ -124,27 +124,40 @@ class Comparison:
 
 
 def units(sections: Iterable[Section]) -> list[Unit]:
-    """A document's headings, sentences and table rows in reading order, each with its section and page."""
+    """A document's headings, sentences and table rows in reading order, each with its section and page. Lines
+    run on from one page to the next (a PDF's sentence broken by a page end is one sentence)."""
     out: list[Unit] = []
+    lines: list[tuple[str, Section]] = []  # text lines not read yet, with the section each is from
+
+    def read() -> None:
+        out.extend(_text_units(lines))
+        lines.clear()
+
     for section in sections:
+        if lines and lines[-1][1].heading != section.heading:
+            read()
         start = 0
         for a, b in sorted(section.tables):
-            out.extend(_text_units(section.text[start:a], section))
+            lines.extend((line, section) for line in section.text[start:a].splitlines())
+            read()
             out.extend(_row_units(section.text[a:b], section))
             start = b
-        out.extend(_text_units(section.text[start:], section))
+        lines.extend((line, section) for line in section.text[start:].splitlines())
+    read()
     return [u for u in out if u.key]
 
 
-def _text_units(text: str, section: Section) -> list[Unit]:
-    title = _key(section.heading.split(HEADING_SEPARATOR)[-1]) if section.heading else None
+def _text_units(lines: Sequence[tuple[str, Section]]) -> list[Unit]:
     out = []
-    for segment in _segments(text.splitlines()):
-        if title is not None and _key(segment) == title:
-            out.append(Unit("heading", segment, title, section.heading, section.page))
-            continue
-        for sentence in sentences(segment):
-            out.append(Unit("text", sentence, _key(sentence), section.heading, section.page))
+    for segment, section in _segments(lines):
+        title = _key(section.heading.split(HEADING_SEPARATOR)[-1]) if section.heading else None
+        key = _key(segment)
+        if title is not None and key == title:
+            out.append(Unit("heading", segment, key, section.heading, section.page))
+        elif len(segment) < WRAPPED_LINE and not _SENTENCE_END.search(segment):
+            out.append(Unit("line", segment, key, section.heading, section.page))  # a heading or list item, maybe
+        else:
+            out.extend(Unit("text", t, _key(t), section.heading, section.page) for t in sentences(segment))
     return out
 
 
@@ -161,20 +174,26 @@ def _row_units(text: str, section: Section) -> list[Unit]:
     return out
 
 
-def _segments(lines: Sequence[str]) -> list[str]:
-    """Lines joined into paragraphs, list items and headings: a line runs on into the next only when it is as
-    long as a wrapped line and ends no sentence, so a PDF's wrapped lines read like a Word file's paragraphs."""
-    out: list[str] = []
+def _segments(lines: Sequence[tuple[str, Section]]) -> list[tuple[str, Section]]:
+    """Lines joined into paragraphs, list items and headings, each with the section of its first line: a line
+    runs on into the next when it ends no sentence and is as long as a wrapped line or the next goes on in lower
+    case, so a PDF's wrapped lines (and a line broken by hand) read like a Word file's paragraphs."""
+    tidy = [(" ".join(line.split()), section) for line, section in lines]
+    out: list[tuple[str, Section]] = []
     current: list[str] = []
-    for line in lines:
-        line = " ".join(line.split())
+    first: Section | None = None
+    for n, (line, section) in enumerate(tidy):
         if line:
+            first = first if current else section
             current.append(line)
-        if current and (not line or _SENTENCE_END.search(line) or len(line) < WRAPPED_LINE):
-            out.append(" ".join(current))
+        following = tidy[n + 1][0] if n + 1 < len(tidy) else ""
+        runs_on = bool(line) and not _SENTENCE_END.search(line) and bool(following) and (
+            len(line) >= WRAPPED_LINE or following[0].islower())
+        if current and not runs_on:
+            out.append((" ".join(current), first))  # type: ignore[arg-type]
             current = []
     if current:
-        out.append(" ".join(current))
+        out.append((" ".join(current), first))  # type: ignore[arg-type]
     return out
 
 
@@ -212,13 +231,24 @@ def _like(a: Unit, b: Unit) -> float:
         keys = SequenceMatcher(None, _key(a.cells[0]), _key(b.cells[0]), autojunk=False)
         if keys.ratio() < 0.8:
             return 0.0  # another row (the key column differs), however alike the figures
-    if (a.kind == "heading") != (b.kind == "heading"):
+    if not _comparable(a, b):
         return 0.0
     x, y = a.key.split(), b.key.split()
     matcher = SequenceMatcher(None, x, y, autojunk=False)
     if matcher.real_quick_ratio() < LIKE or matcher.quick_ratio() < LIKE:
         return matcher.quick_ratio() * 0.99
     return matcher.ratio()
+
+
+def _comparable(a: Unit, b: Unit) -> bool:
+    """Whether one unit can be the other edited: anything but a heading against a sentence (a table row is a
+    plain line in a PDF, a heading is a plain line too)."""
+    return {a.kind, b.kind} != {"heading", "text"}
+
+
+def _heading_like(unit: Unit) -> bool:
+    """A heading, or a short line that may be one (a PDF's headings are plain lines)."""
+    return unit.kind in ("heading", "line")
 
 
 def word_changes(old: str, new: str) -> list[tuple[str, str]]:
@@ -371,7 +401,7 @@ class _Found:
     def _lone_pair(old: Unit, new: Unit) -> bool:
         """Whether one unit in place of one other is that unit edited: a heading for a heading, a sentence for a
         sentence; rows only with a like key column (another key is another row)."""
-        if (old.kind == "heading") != (new.kind == "heading"):
+        if not _comparable(old, new):
             return False
         return (old.kind != "row" or new.kind != "row") or _like(old, new) > 0
 
@@ -397,7 +427,8 @@ class _Found:
             old, new = self.a[i], self.b[j]
             placed.append((j, Change("changed", new.heading or old.heading, old.text, new.text, old.page, new.page,
                                      figures_changed(old.text, new.text),
-                                     renamed=old.kind == new.kind == "heading")))
+                                     renamed=_heading_like(old) and _heading_like(new) and "heading" in (
+                                         old.kind, new.kind))))
         for olds, news in self.moved:
             old, new = self.a[olds[0]], self.b[news[0]]
             placed.append((news[0], Change("moved", new.heading or old.heading, _joined(self.a, olds),
