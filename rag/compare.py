@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,7 @@ class Unit:
     page: int | None
     cells: tuple[str, ...] = ()  # a row's cells
     header: tuple[str, ...] = ()  # a row's table header (empty for the header itself)
+    inferred: bool = False  # `heading` is the short line above, not the document's own (see _headings_inferred)
 
     @property
     def row_key(self) -> str | None:
@@ -144,7 +145,21 @@ def units(sections: Iterable[Section]) -> list[Unit]:
             start = b
         lines.extend((line, section) for line in section.text[start:].splitlines())
     read()
-    return [u for u in out if u.key]
+    return _headings_inferred([u for u in out if u.key])
+
+
+def _headings_inferred(found: list[Unit]) -> list[Unit]:
+    """Units of a document without headings of its own (a PDF without bookmarks, a text file) under the short
+    line that stands alone before a paragraph ("4. Fees"), so that their changes name a section."""
+    if any(u.heading for u in found):
+        return found
+    out, current = [], None
+    for n, u in enumerate(found):
+        before = [found[m].kind for m in (n - 1, n - 2) if m >= 0]
+        if u.kind == "line" and n + 1 < len(found) and found[n + 1].kind == "text" and before != ["line", "line"]:
+            current = u.text
+        out.append(replace(u, heading=current, inferred=True) if current else u)
+    return out
 
 
 def _text_units(lines: Sequence[tuple[str, Section]]) -> list[Unit]:
@@ -425,13 +440,13 @@ class _Found:
         placed: list[tuple[float, Change]] = []
         for i, j in self.paired:
             old, new = self.a[i], self.b[j]
-            placed.append((j, Change("changed", new.heading or old.heading, old.text, new.text, old.page, new.page,
+            placed.append((j, Change("changed", _heading(old, new), old.text, new.text, old.page, new.page,
                                      figures_changed(old.text, new.text),
                                      renamed=_heading_like(old) and _heading_like(new) and "heading" in (
                                          old.kind, new.kind))))
         for olds, news in self.moved:
             old, new = self.a[olds[0]], self.b[news[0]]
-            placed.append((news[0], Change("moved", new.heading or old.heading, _joined(self.a, olds),
+            placed.append((news[0], Change("moved", _heading(old, new), _joined(self.a, olds),
                                            _joined(self.b, news), old.page, new.page)))
         for units, left, kind in ((self.b, self.new_left, "added"), (self.a, self.old_left, "removed")):
             for run in _runs(sorted(left), units):
@@ -449,6 +464,13 @@ class _Found:
         """Where in the new document an old unit would stand: the start of its stretch's new side."""
         g = next(g for g, (i1, i2, _, _) in enumerate(self.gaps) if i1 <= i < i2)
         return self.gaps[g][2]
+
+
+def _heading(old: Unit, new: Unit) -> str | None:
+    """The section a change on both sides is in: the new side's, unless only the old side's is the document's own."""
+    if new.heading and (not new.inferred or not old.heading or old.inferred):
+        return new.heading
+    return old.heading or new.heading
 
 
 def _runs(indices: list[int], units: list[Unit]) -> list[list[int]]:

@@ -8,7 +8,7 @@ import docx
 from fpdf import FPDF
 
 from rag.compare import align, compare, figures_changed, sentences, units, word_changes
-from rag.loaders import load
+from rag.loaders import Section, load
 from rag.loaders.markdown import parse
 
 POLICY = """# Travel policy
@@ -217,3 +217,12 @@ def test_units_read_headings_sentences_and_rows():
     found = [(u.kind, u.text) for u in units(parse("# Fees\n\nOne rule. Two rules.\n\n| A | B |\n|---|---|\n| x | 1 |\n"))]
     assert found == [("heading", "Fees"), ("text", "One rule."), ("text", "Two rules."), ("row", "A | B"),
                      ("row", "x | 1")]
+
+
+def test_a_document_without_headings_names_the_section_from_the_line_above():
+    text = ("Office rules\n\n1. Hours\n\nCore hours run from 10:00 to 15:00. Staff record their hours weekly.\n\n"
+            "2. Fees\n\nThe client pays EUR 1,200 a month. Invoices are due within 30 days.\n")
+    old = [Section(text, 1, None, 0)]
+    new = [Section(text.replace("EUR 1,200", "EUR 1,300"), 1, None, 0)]
+    [change] = compare(old, new).changes
+    assert (change.kind, change.heading, change.new_page) == ("changed", "2. Fees", 1)
