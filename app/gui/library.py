@@ -418,7 +418,8 @@ class LibraryPanel(QWidget):
             colour = theme.WARN if scan[2] else colour
         earlier = self.versions.get(source, 0) if status == DONE else 0
         if earlier:
-            label += " · " + self.tr("%n earlier version(s)", "", earlier)
+            label += " · " + (self.tr("1 earlier version") if earlier == 1 else
+                              self.tr("{n} earlier versions").format(n=earlier))
             reason = (reason + "\n" if reason else "") + self.tr(
                 "Earlier versions are kept: right-click › Compare with previous version shows what changed.")
         item.setText(_COL_STATUS, label)
