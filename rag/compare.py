@@ -49,6 +49,9 @@ _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|no|nr|art|sec|mr|mrs|ms|dr|ap
                            r"\b[A-Za-z]|^\(?[0-9A-Za-z]{1,3}(?:\.[0-9]{1,3})*)\.$", re.IGNORECASE)
 _RULE_ROW = re.compile(r"^[\s|:+-]+$")  # a Markdown table's rule under its header: "|---|:--:|"
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•▪◦]\s+|>\s*)")
+# A list's or clause's number ("4.", "4.2", "b)", "iv."): numbering that shifts when an item is inserted above is not
+# a change of the item (the insertion is reported itself)
+_ENUMERATOR = re.compile(r"^\(?(?:(?:\d+|[a-zA-Z]|[ivxlcIVXLC]+)[.)]|\d+(?:\.\d+)+\.?(?=\s+[A-ZÀ-ÖØ-Þ]))\s+(?=\S)")
 
 
 @dataclass(frozen=True)
@@ -225,9 +228,10 @@ def sentences(text: str) -> list[str]:
 
 
 def _key(text: str) -> str:
-    """The words and figures of a text, lower case: spacing, punctuation, markup and case do not count."""
-    text = _MARKUP.sub("", unicodedata.normalize("NFKC", text)).casefold()
-    return " ".join(_TOKEN.findall(text))
+    """The words and figures of a text, lower case: spacing, punctuation, markup, case and a leading list or clause
+    number do not count."""
+    text = _ENUMERATOR.sub("", _MARKUP.sub("", unicodedata.normalize("NFKC", text).strip()), count=1)
+    return " ".join(_TOKEN.findall(text.casefold()))
 
 
 def _iso(when: float | None) -> str | None:

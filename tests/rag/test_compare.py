@@ -226,3 +226,12 @@ def test_a_document_without_headings_names_the_section_from_the_line_above():
     new = [Section(text.replace("EUR 1,200", "EUR 1,300"), 1, None, 0)]
     [change] = compare(old, new).changes
     assert (change.kind, change.heading, change.new_page) == ("changed", "2. Fees", 1)
+
+
+def test_items_renumbered_by_an_insertion_are_not_changes_but_a_leading_figure_is():
+    steps = "# Claims\n\n## Steps\n\n1. Book through the desk.\n2. Keep the receipts.\n3. Claim within 30 days.\n"
+    inserted = steps.replace("2. Keep the receipts.\n3. Claim", "2. Ask your manager first.\n3. Keep the receipts.\n4. Claim")
+    assert [(c.kind, c.new_text) for c in changes_of(steps, inserted)] == [("added", "2. Ask your manager first.")]
+    leave = "# Leave\n\n## Days\n\n12 days of leave are given in the first year.\n"
+    [change] = changes_of(leave, leave.replace("12 days", "15 days"))
+    assert change.kind == "changed" and change.figures == (("12", "15"),)
