@@ -144,8 +144,8 @@ class Comparisons:
         if m is None:
             return None
         source = _named(m.group("doc"), done) or _document_named(m.group("doc"), done)
-        if source is None:
-            return None
+        if source is None or len(set(_words(m.group("doc"))) - set(_words(Path(source).stem))) > 1:
+            return None  # "what is different in the leave policy for part-time staff?" asks about its content
         if self.document_versions(source, workspace=workspace)[1]:
             return self.compare(source, previous=True, workspace=workspace)
         before = _predecessor(source, done)

@@ -98,6 +98,11 @@ def test_other_questions_are_not_routed_to_a_comparison(hearth, docs):
     assert answer.comparison is None and "comparison" not in answer.to_json()
     # A document with no earlier version and no earlier edition: searched as usual, not an error.
     assert hearth.ask("What changed in the travel policy?").comparison is None
+    write(docs / "travel-policy.md", REVISED, bump=5)
+    hearth.ingest([docs])
+    assert hearth.ask("What's new in the travel policy?").comparison is not None
+    # Its content asked about, not its versions: searched.
+    assert hearth.ask("What is different in the travel policy for part-time staff?").comparison is None
 
 
 def test_bad_inputs_are_refused_with_a_reason(hearth, docs, tmp_path):
