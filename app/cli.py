@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from app import changes
 from app.config import hearth_config, requested_from_args
 from inference.errors import Cancelled, HearthError, UsageError
 
@@ -76,14 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("summarize", help="summarise a whole indexed document, section by section")
     sp.add_argument("path", type=Path, metavar="PATH")
     common(sp)
-    sp = sub.add_parser("compare", help="what changed: two indexed documents, or one and its previous version",
-                        description="hearth compare OLD NEW, or hearth compare PATH --previous [--version N]")
-    sp.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="OLD NEW, or PATH with --previous")
-    sp.add_argument("--previous", action="store_true",
-                    help="compare PATH's version indexed now with an earlier version Hearth kept")
-    sp.add_argument("--version", type=int, default=None, metavar="N",
-                    help="with --previous: the kept version to compare with (default: the one before)")
-    common(sp)
+    common(changes.add_parser(sub))
     sp = sub.add_parser("eval", help="self-test: can search find passages from questions the model writes?")
     sp.add_argument("-n", type=int, default=20, help="passages to sample (default: %(default)s)")
     sp.add_argument("-k", type=int, default=5, help="results searched per question (default: %(default)s)")
@@ -248,7 +242,7 @@ def _run(args: argparse.Namespace) -> int:
         "conversations": _conversations,
         "sources": _sources,
         "summarize": _summarize,
-        "compare": _compare,
+        "compare": changes.run,
         "eval": _eval,
         "forget": _forget,
         "serve": _serve,
@@ -471,56 +465,6 @@ def _summarize(hearth, args: argparse.Namespace) -> int:
     for i, h in enumerate(summary.sources, 1):
         print(f"  [{i}] {_place(h)}")
     return EXIT_OK
-
-
-def _compare(hearth, args: argparse.Namespace) -> int:
-    """`hearth compare OLD NEW` or `hearth compare PATH --previous [--version N]`."""
-    wanted = 1 if args.previous else 2
-    if len(args.paths) != wanted:
-        raise UsageError("compare takes OLD NEW, or one PATH with --previous." if args.previous or len(args.paths) != 1
-                         else "compare takes two documents (OLD NEW), or one with --previous.")
-    new = None if args.previous else args.paths[1]
-    result = hearth.compare(args.paths[0], new, previous=args.previous, version=args.version,
-                            workspace=args.workspace)
-    for warning in result.warnings:
-        print(f"hearth: warning: {warning}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
-        return EXIT_OK
-    print(_compare_text(result))
-    return EXIT_OK
-
-
-def _compare_text(result) -> str:
-    """A comparison for reading in a terminal: each change with both sides cited, changed words marked."""
-    from rag.compare import word_changes
-
-    def side(s) -> str:
-        when = ""
-        if s.indexed_at:
-            import datetime as dt
-
-            when = ", indexed " + dt.datetime.fromtimestamp(s.indexed_at).strftime("%Y-%m-%d %H:%M")
-        return s.source + (f" (version {s.version}{when})" if s.version else f" ({when[2:]})" if when else "")
-
-    lines = [f"old: {side(result.old)}", f"new: {side(result.new)}", "", result.summary]
-    for n, c in enumerate(result.changes, 1):
-        pages = [f"old p. {c.old_page}" if c.old_page else "", f"new p. {c.new_page}" if c.new_page else ""]
-        cite = " → ".join(p for p in pages if p)
-        what = "renamed" if c.renamed else c.kind
-        lines.append(f"\n{n}. {what}" + (f" — {c.heading}" if c.heading else "") + (f"  [{cite}]" if cite else ""))
-        if c.kind == "changed":
-            marked = " ".join(f"[-{t}-]" if op == "-" else f"{{+{t}+}}" if op == "+" else t
-                              for op, t in word_changes(c.old_text or "", c.new_text or ""))
-            lines += [f"   old: {c.old_text}", f"   new: {c.new_text}", f"   words: {marked}"]
-            figures = [f"{o or '(none)'} → {w or '(none)'}" for o, w in c.figures]
-            if figures:
-                lines.append("   figures: " + "; ".join(figures))
-        else:
-            text = c.old_text if c.kind == "removed" else c.new_text
-            mark = {"added": "+", "removed": "-", "moved": ">"}[c.kind]
-            lines += [f"   {mark} {line}" for line in (text or "").splitlines()]
-    return "\n".join(lines)
 
 
 def _models(hearth, args: argparse.Namespace) -> int:

@@ -50,9 +50,17 @@ class Comparisons:
 
     config: HearthConfig
     manifest: Manifest
-    versions: VersionStore
     chat_model: ChatModel
     conversations: Any
+
+    @property
+    def versions(self) -> VersionStore:
+        """The text kept of each indexed version of the documents (this machine's, beside the manifest)."""
+        with self._lock:  # type: ignore[attr-defined]
+            if getattr(self, "_versions", None) is None:
+                self._open_data_dir()  # type: ignore[attr-defined]
+                self._versions = VersionStore(self.config.index_dir / "versions")
+            return self._versions
 
     def compare(self, old: Path | str, new: Path | str | None = None, *, previous: bool = False,
                 version: int | None = None, workspace: str = DEFAULT_WORKSPACE) -> Comparison:
@@ -104,7 +112,8 @@ class Comparisons:
         """The indexed source a path names; UsageError when it names none, or a folder."""
         from rag.questions import _forms
 
-        chosen = [s for s in self.in_scope([path], workspace=workspace) if s in _forms(path)]  # type: ignore[attr-defined]
+        scoped = self.in_scope([path], workspace=workspace)  # type: ignore[attr-defined]
+        chosen = [s for s in scoped if s in _forms(path)]
         if len(chosen) != 1:
             raise UsageError(f"{path} is a folder; compare takes documents.",
                              hint="Give the path of an indexed file (see `hearth sources`).")

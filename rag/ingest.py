@@ -78,9 +78,7 @@ class IngestOptions:
     # Passages of many files written together (one keyword-index transaction, one Chroma call, one manifest
     # transaction each side); 0 = write each file on its own. A shared server takes each document on its own.
     write_batch: int = 1024
-    # Earlier versions of a changed document kept for `compare` (rag/versions.py): the text of the last this many;
-    # 0 keeps none (an administrator's policy can say so: [data] keep_versions).
-    keep_versions: int = 5
+    keep_versions: int = 5  # earlier versions of a document whose text is kept for `compare` (rag/versions.py); 0: none
 
     @property
     def limits(self) -> Limits:
@@ -398,7 +396,6 @@ class _Run:
         t0 = time.perf_counter()
         parsed, source, record = doc.parsed, doc.source, doc.record
         assert parsed.sha256 is not None
-        self._keep_versions([doc])  # before the old passages go: the text of this version is kept whole first
         # From begin() until finish() the document does not count as indexed, so a crash leaves it to redo.
         self.manifest.begin(self.workspace, source, sha256=parsed.sha256, size=parsed.size, mtime_ns=parsed.mtime_ns)
         if record is not None and record.status != "done":
@@ -417,7 +414,6 @@ class _Run:
             return
         t0 = time.perf_counter()
         workspace = self.workspace
-        self._keep_versions(docs)
         self.manifest.begin_many(workspace, [(d.source, d.parsed.sha256 or "", d.parsed.size, d.parsed.mtime_ns)
                                              for d in docs])  # fmt: skip
         self.store.write_documents(workspace, [
@@ -429,18 +425,12 @@ class _Run:
                                               for d in docs])  # fmt: skip
         self._written(docs, time.perf_counter() - t0)
 
-    def _keep_versions(self, docs: Sequence[_Doc]) -> None:
-        """Keep the text each document is indexed with (rag/versions.py), so that a later version can be compared."""
-        if self.versions is None:
-            return
-        for d in docs:
-            self.versions.record(self.workspace, d.source, d.parsed.sha256 or "", d.parsed.sections or [],
-                                 keep=self.options.keep_versions, note=d.parsed.note)
-
     def _write_tables(self, docs: Sequence[_Doc]) -> None:
-        """Swap the documents' tables for their new ones (before the manifest marks them done, under their hash)."""
+        """Swap the documents' tables for their new ones and keep their text (before the manifest marks them done)."""
         if self.tables is not None:  # timed with the rest of the write
             self.tables.write(self.workspace, [(d.source, d.parsed.sha256 or "", d.tables) for d in docs])
+        if self.versions is not None:  # and the text of this version, kept whole before the manifest says done
+            self.versions.record_all(self.workspace, [(d.source, d.parsed) for d in docs], self.options.keep_versions)
 
     def write_batch(self, docs: list[_Doc]) -> None:
         """write_many; if that fails, each document on its own, so that a bad one costs only itself."""
@@ -497,8 +487,7 @@ def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: 
            versions: VersionStore | None = None) -> IngestReport:  # fmt: skip
     """Index files and folders into a workspace; one bad file never stops the batch.
     Folders are rescanned: documents indexed from under them that are no longer there are removed.
-    With `tables`, every document's tables are kept there too, typed, in step with the manifest; with
-    `versions`, the text of each version indexed (the last `options.keep_versions` earlier ones stay)."""
+    With `tables` (and `versions`), every document's typed tables (its text) are kept too, in step with the manifest."""
     run = _Run(workspace, embedder, store, manifest, options, progress, cancel, tables, versions)
     report = run.report
     scan = _discover(paths, include_hidden=options.include_hidden)
@@ -645,8 +634,6 @@ def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: 
             run.fail(source, "error", f"{Path(source).name}: could not be removed from the index: {exc}")
     if tables is not None:  # tables of documents dropped, or of a run killed before it marked them done
         tables.prune(workspace, {r.source: r.sha256 for r in manifest.documents(workspace, status="done")})
-    if versions is not None:  # versions of documents dropped from the index (folders rescanned, unreadable now)
-        versions.prune(workspace, {r.source: r.sha256 for r in manifest.documents(workspace)})
     report.seconds = time.perf_counter() - run.t0
     run.progress(None)
     return report

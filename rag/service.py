@@ -31,7 +31,6 @@ from rag.self_test import SelfTestReport, self_test
 from rag.workspaces import DEFAULT_WORKSPACE, check_workspace
 from rag.store import DocumentIndex
 from rag.table_store import TableStore
-from rag.versions import VersionStore
 
 if TYPE_CHECKING:
     from inference.budget import MemoryPlan
@@ -102,7 +101,6 @@ class Hearth(Questions, Comparisons):
         self._warming: threading.Thread | None = None
         self._conversations: ConversationStore | None = None
         self._tables: TableStore | None = None
-        self._versions: VersionStore | None = None
         self._library: ModelLibrary | None = None
         # This process's hold on the data folder (rag.datalock), taken when the local index is opened.
         self._claim: DataDirClaim | None = None
@@ -144,16 +142,6 @@ class Hearth(Questions, Comparisons):
                 self.config.index_dir.mkdir(parents=True, exist_ok=True)
                 self._tables = TableStore(self.config.index_dir / "tables.sqlite")
             return self._tables
-
-    @property
-    def versions(self) -> VersionStore:
-        """The text kept of each indexed version of the documents, for `compare` (this machine's, beside the
-        manifest)."""
-        with self._lock:
-            if self._versions is None:
-                self._open_data_dir()
-                self._versions = VersionStore(self.config.index_dir / "versions")
-            return self._versions
 
     @property
     def store(self) -> DocumentIndex:
@@ -354,7 +342,8 @@ class Hearth(Questions, Comparisons):
                 tables=self.tables,
                 versions=self.versions,
             ))
-        finally:
+        finally:  # the kept versions of documents no longer indexed (rescanned folders, unreadable files) go
+            self.versions.prune(workspace, {r.source: r.sha256 for r in self.manifest.documents(workspace)})
             release_free_memory()
 
     def check_index(self, workspace: str = DEFAULT_WORKSPACE) -> RepairReport | None:
@@ -527,9 +516,9 @@ class Hearth(Questions, Comparisons):
 
     def forget(self, paths: Iterable[Path], *, workspace: str = DEFAULT_WORKSPACE,
                keep_versions: bool = False) -> list[str]:
-        """Remove documents (or all under folders) from a workspace, with their kept earlier versions (unless
-        `keep_versions`: a document read again keeps its history), and their passages and quotes from its
-        stored conversations (`last_redacted` says from how many answers); returns what was removed."""
+        """Remove documents (or all under folders) from a workspace with their kept versions (unless `keep_versions`),
+        and their passages and quotes from its stored conversations (`last_redacted` says from how many answers);
+        returns what was removed."""
         workspace = check_workspace(workspace)
         removed = forget(list(paths), workspace=workspace, store=self.store, manifest=self.manifest)
         if removed:

@@ -7,8 +7,10 @@ are its earlier versions, the last `keep` of them (IngestOptions.keep_versions; 
 administrator's policy can enforce). At indexing time the file that changed is already on disk in its new
 form, so the old text can only come from what was kept when the old form was indexed.
 
-Crash safety: a version's file is written whole under a temporary name and renamed into place before the
-index replaces the document's passages, so a kill leaves either no file or a complete one. A file whose
+Crash safety: a version's file is written whole under a temporary name and renamed into place, before the manifest
+marks the document done, so a kill leaves either no file or a complete one, and a document counted as indexed
+always has its text kept. The earlier versions' files were written when they were indexed, so replacing the
+document's passages never touches them. A file whose
 document never finished indexing (killed, or failed after it was written) is newer than the version the
 manifest calls done; `current` skips such files and the next write of that document replaces them.
 """
@@ -26,9 +28,13 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rag.errors import StoreError
 from rag.loaders import Section
+
+if TYPE_CHECKING:
+    from rag.parse_pool import Parsed
 
 # v000003.<sha256>.<indexed at, ms>.json.z: the listing alone says which versions there are
 _NAME = re.compile(r"^v(\d{6})\.([0-9a-f]*)\.(\d+)\.json\.z$")
@@ -119,6 +125,11 @@ class VersionStore:
         for old in kept[: max(0, len(kept) + 1 - (keep + 1))]:  # the new one, and `keep` before it
             _unlink(old.path)
         return VersionInfo(number, sha, int(indexed_at * 1000) / 1000, folder / name)
+
+    def record_all(self, workspace: str, documents: Iterable[tuple[str, Parsed]], keep: int) -> None:
+        """`record` for documents as ingestion read them: (source, what reading it gave)."""
+        for source, parsed in documents:
+            self.record(workspace, source, parsed.sha256 or "", parsed.sections or [], keep=keep, note=parsed.note)
 
     def load(self, info: VersionInfo, source: str) -> Snapshot:
         """A kept version's text; StoreError when its file cannot be read."""
