@@ -109,3 +109,22 @@ def test_bad_inputs_exit_with_a_reason_and_change_nothing(indexed, capsys, tmp_p
         assert (got, out) == (code, ""), args
         assert message in err, (args, err)
     assert sorted(p.name for p in (data / "versions" / "default").rglob("*")) == before
+
+
+def test_ask_json_carries_the_comparison_that_answered(indexed, capsys):
+    """`ask --json` with a tiny random-weight model (its overview is noise): the changes are Hearth's own."""
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("gguf")
+    from tests.tinygguf import write_tiny_llama
+
+    data, docs = indexed
+    (data / "models").mkdir(exist_ok=True)
+    write_tiny_llama(data / "models" / "tiny.gguf", n_ctx=2048)
+    code, out, _ = run(capsys, "--data-dir", str(data), "--threads", "2", "ask", "What changed in the contract?",
+                       "--model", "tiny.gguf", "--ctx", "2048", "--json")
+    assert code == 0
+    body = json.loads(out)
+    assert body["comparison"]["old"]["version"] == 1 and len(body["comparison"]["changes"]) == 4
+    assert "EUR ~~1,200.~~ **1,350.**" in body["answer"]  # the list of changes, the changed words marked
+    assert "[old: contract.docx; new: contract.docx]" in body["answer"]
+    assert [s["source"] for s in body["sources"]] == [str((docs / "contract.docx").resolve())] * 2
