@@ -37,6 +37,8 @@ LIKE_ACROSS = 0.6  # the same across unmatched stretches (an edit inside a moved
 MOVED_MIN_WORDS = 4  # a moved run of fewer words is an ordinary reordering, not worth a change of its own
 WRAPPED_LINE = 60  # a line this long that does not end a sentence was wrapped (a PDF's lines): it runs on
 SHARED_MIN = 0.1  # two documents sharing less than this fraction of their units are unrelated
+MAX_PAIRS = 100_000  # old x new units of one stretch weighed for likeness at most (about 2 s on one core)
+IN_PLACE = 3  # up to this many units replaced by as many, unlike as they are, are each one rewritten in place
 
 _TOKEN = re.compile(r"[$€£¥%]|\d+(?:[.,:/-]\d+)*|[^\W_]+")
 _MONTHS = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|" \
@@ -242,8 +244,9 @@ def _iso(when: float | None) -> str | None:
     return dt.datetime.fromtimestamp(when, dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _like(a: Unit, b: Unit) -> float:
-    """How alike two units' words are (0..1); rows with the same key column are alike outright."""
+def _like(a: Unit, b: Unit, matcher: SequenceMatcher | None = None) -> float:
+    """How alike two units' words are (0..1); rows with the same key column are alike outright. `matcher`, when
+    given, already has b's words as its second sequence (difflib indexes that one: set it once for many a's)."""
     if a.kind == "row" and b.kind == "row" and a.row_key is not None and b.row_key is not None:
         if a.row_key == b.row_key:
             return 1.0
@@ -252,11 +255,13 @@ def _like(a: Unit, b: Unit) -> float:
             return 0.0  # another row (the key column differs), however alike the figures
     if not _comparable(a, b):
         return 0.0
-    x, y = a.key.split(), b.key.split()
-    matcher = SequenceMatcher(None, x, y, autojunk=False)
-    if matcher.real_quick_ratio() < LIKE or matcher.quick_ratio() < LIKE:
-        return matcher.quick_ratio() * 0.99
-    return matcher.ratio()
+    if matcher is None:
+        matcher = SequenceMatcher(None, b=b.key.split(), autojunk=False)
+    matcher.set_seq1(a.key.split())
+    if matcher.real_quick_ratio() < LIKE:
+        return 0.0
+    bound = matcher.quick_ratio()  # an upper bound of ratio(), much cheaper
+    return bound * 0.99 if bound < LIKE else matcher.ratio()
 
 
 def _comparable(a: Unit, b: Unit) -> bool:
@@ -311,10 +316,11 @@ def compare(old: Sequence[Section], new: Sequence[Section], *, old_side: Side | 
     equal = len(matched)
     found = _Found(a, b, gaps)
     found.moves()
-    found.pairs()
-    changes = found.changes()
     moved = sum(len(block[0]) for block in found.moved)
     shared = (equal + moved) / max(1, min(len(a), len(b)))
+    if shared >= SHARED_MIN:  # unrelated documents: every unit added or removed, no time spent pairing them
+        found.pairs()
+    changes = found.changes()
     old_side = old_side or Side("old")
     new_side = new_side or Side("new")
     warnings = [f"{Path(s.source).name} was read by OCR with low confidence ({s.note.split('(')[-1].rstrip(')')}): "
@@ -405,15 +411,18 @@ class _Found:
                 self.moved.append((olds, news))
 
     def pairs(self) -> None:
-        """Changed units: alike ones within each stretch, a lone one against a lone one, then alike across."""
+        """Changed units: alike ones within each stretch, then a few in place of as many (in order), then alike
+        across stretches."""
         for g in range(len(self.gaps)):
             olds = [i for i, h in self.old_left.items() if h == g]
             news = [j for j, h in self.new_left.items() if h == g]
             self._pair(olds, news, LIKE)
             olds = [i for i in olds if i in self.old_left]
             news = [j for j in news if j in self.new_left]
-            if len(olds) == 1 and len(news) == 1 and self._lone_pair(self.a[olds[0]], self.b[news[0]]):
-                self._take(olds[0], news[0])
+            if 0 < len(olds) == len(news) <= IN_PLACE and all(
+                    self._lone_pair(self.a[i], self.b[j]) for i, j in zip(olds, news)):
+                for i, j in zip(olds, news):  # as many units in place of as many: each one rewritten
+                    self._take(i, j)
         self._pair(sorted(self.old_left), sorted(self.new_left), LIKE_ACROSS)
 
     @staticmethod
@@ -426,12 +435,13 @@ class _Found:
 
     def _pair(self, olds: list[int], news: list[int], floor: float) -> None:
         """Pair the most alike old and new units first, each at most once, while they are `floor` alike."""
-        if not olds or not news or len(olds) * len(news) > 250_000:
-            return
-        scored = sorted(((_like(self.a[i], self.b[j]), i, j) for i in olds for j in news), reverse=True)
-        for score, i, j in scored:
-            if score < floor:
-                break
+        if not olds or not news or len(olds) * len(news) > MAX_PAIRS:
+            return  # a stretch rewritten through: its units are reported added and removed, not paired
+        scored = []
+        for j in news:
+            matcher = SequenceMatcher(None, b=self.b[j].key.split(), autojunk=False)
+            scored.extend((score, i, j) for i in olds if (score := _like(self.a[i], self.b[j], matcher)) >= floor)
+        for score, i, j in sorted(scored, reverse=True):
             if i in self.old_left and j in self.new_left:
                 self._take(i, j)
 
