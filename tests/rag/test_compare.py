@@ -235,3 +235,11 @@ def test_items_renumbered_by_an_insertion_are_not_changes_but_a_leading_figure_i
     leave = "# Leave\n\n## Days\n\n12 days of leave are given in the first year.\n"
     [change] = changes_of(leave, leave.replace("12 days", "15 days"))
     assert change.kind == "changed" and change.figures == (("12", "15"),)
+
+
+def test_two_sentences_rewritten_in_place_are_two_changes():
+    new = POLICY.replace("Meals are paid at EUR 45 per day. Alcohol is not refunded.",
+                         "Lunch costs up to EUR 20. Drinks are on you.")
+    found = [(c.kind, c.old_text, c.new_text) for c in changes_of(POLICY, new)]
+    assert found == [("changed", "Meals are paid at EUR 45 per day.", "Lunch costs up to EUR 20."),
+                     ("changed", "Alcohol is not refunded.", "Drinks are on you.")]
