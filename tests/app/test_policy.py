@@ -117,6 +117,13 @@ def test_keeping_earlier_versions_can_be_turned_off(tmp_path):
     config = p.apply(HearthConfig(data_dir=tmp_path, ingest=IngestOptions(keep_versions=5)))
     assert (config.ingest.keep_versions, config.ingest.max_file_bytes) == (0, 1_000_000)
     assert parse_policy({}, source=tmp_path).apply(HearthConfig(data_dir=tmp_path)).ingest.keep_versions == 5
+    from app.config import Requested, hearth_config
+
+    env = {"HEARTH_DATA_DIR": str(tmp_path), "HEARTH_KEEP_VERSIONS": "2"}
+    assert hearth_config(Requested(), policy=Policy(), env=env).ingest.keep_versions == 2
+    assert hearth_config(Requested(), policy=p, env=env).ingest.keep_versions == 0  # the policy wins
+    with pytest.raises(UsageError, match="HEARTH_KEEP_VERSIONS must be a whole number"):
+        hearth_config(Requested(), policy=Policy(), env={**env, "HEARTH_KEEP_VERSIONS": "all"})
 
 
 # What it allows -----------------------------------------------------------------------------------
