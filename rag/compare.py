@@ -116,7 +116,7 @@ class Comparison:
     new: Side
     changes: list[Change]
     summary: str
-    shared: float  # the fraction of the smaller document's units found unchanged (moved included) in the other
+    shared: float  # the fraction of the smaller document's units found in the other: unchanged, moved or edited
     warnings: list[str] = field(default_factory=list)  # e.g. a scan read with low confidence
 
     def to_json(self) -> dict[str, Any]:
@@ -318,8 +318,9 @@ def compare(old: Sequence[Section], new: Sequence[Section], *, old_side: Side | 
     found.moves()
     moved = sum(len(block[0]) for block in found.moved)
     shared = (equal + moved) / max(1, min(len(a), len(b)))
-    if shared >= SHARED_MIN:  # unrelated documents: every unit added or removed, no time spent pairing them
+    if shared >= SHARED_MIN or len(a) * len(b) <= MAX_PAIRS:  # not for two large unrelated documents: no use
         found.pairs()
+        shared = (equal + moved + found.alike) / max(1, min(len(a), len(b)))  # a short note edited through
     changes = found.changes()
     old_side = old_side or Side("old")
     new_side = new_side or Side("new")
@@ -384,6 +385,7 @@ class _Found:
         self.new_left = {j: g for g, (_, _, j1, j2) in enumerate(gaps) for j in range(j1, j2)}
         self.moved: list[tuple[list[int], list[int]]] = []  # (old units, new units) of each moved run
         self.paired: list[tuple[int, int]] = []  # (old unit, new unit) changed
+        self.alike = 0  # of those, the pairs found alike in their words (not merely in place of each other)
 
     def moves(self) -> None:
         """Runs of units deleted in one place and inserted word for word in another."""
@@ -444,6 +446,7 @@ class _Found:
         for score, i, j in sorted(scored, reverse=True):
             if i in self.old_left and j in self.new_left:
                 self._take(i, j)
+                self.alike += 1
 
     def _take(self, i: int, j: int) -> None:
         del self.old_left[i], self.new_left[j]

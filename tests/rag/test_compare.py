@@ -243,3 +243,10 @@ def test_two_sentences_rewritten_in_place_are_two_changes():
     found = [(c.kind, c.old_text, c.new_text) for c in changes_of(POLICY, new)]
     assert found == [("changed", "Meals are paid at EUR 45 per day.", "Lunch costs up to EUR 20."),
                      ("changed", "Alcohol is not refunded.", "Drinks are on you.")]
+
+
+def test_a_short_note_edited_through_is_still_the_same_document():
+    old = [Section("Team meeting on Monday at 10:00 in room 4.", None, None, 0)]
+    new = [Section("Team meeting on Tuesday at 11:00 in room 4.", None, None, 0)]
+    result = compare(old, new)
+    assert result.shared == 1.0 and [c.figures for c in result.changes] == [(("10:00", "11:00"),)]
