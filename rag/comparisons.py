@@ -38,8 +38,8 @@ _BETWEEN = re.compile(r"^\s*(?:please\s+)?(?:compare\s+(?P<a>.+?)\s+(?:and|with|
                       r"\s*\??\s*$", re.IGNORECASE)
 OVERVIEW_PROMPT = (
     "Below is the list of changes between two versions of an office document, as computed word for word. Write "
-    "one short paragraph (two or three sentences) saying what the main changes are. Use only what the list says; "
-    "do not add changes, and do not repeat the list."
+    "one short paragraph of plain prose, two or three sentences, saying what the main changes are. No list, no "
+    "numbering, no line breaks. Use only what the list says; do not add changes, and do not repeat the list."
 )
 OVERVIEW_TOKENS = 120
 LISTED_FOR_MODEL = 40  # changes the model's overview is written from, at most (the list shown has them all)
@@ -196,8 +196,8 @@ class Comparisons:
         for piece in self.chat_model.stream(messages, max_tokens=OVERVIEW_TOKENS, temperature=0.0, cancel=cancel):
             if cancel is not None and cancel():
                 raise Cancelled("Stopped.")
-            end = (text + piece).lstrip().find("\n\n")
-            if end >= 0:  # one paragraph at most: the model's second one is neither shown nor kept
+            end = (text + piece).lstrip().find("\n")
+            if end >= 0:  # one paragraph at most: what follows its line is neither shown nor kept
                 rest = (text + piece).lstrip()[:end]
                 show(rest[len(text.lstrip()):])
                 text = rest
@@ -210,6 +210,9 @@ class Comparisons:
 def change_list(comparison: Comparison) -> str:
     """The changes as a Markdown list, each citing the old and the new document with its page."""
     old, new = Path(comparison.old.source).name, Path(comparison.new.source).name
+    if comparison.old.source == comparison.new.source:  # two versions of one document: cite them by version
+        old, new = (f"version {s.version}" if s.version else f"{old} ({label})"
+                    for s, label in ((comparison.old, "earlier"), (comparison.new, "now")))
     if not comparison.changes:
         return comparison.summary
     lines = [comparison.summary, ""]

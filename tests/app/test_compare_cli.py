@@ -126,5 +126,5 @@ def test_ask_json_carries_the_comparison_that_answered(indexed, capsys):
     body = json.loads(out)
     assert body["comparison"]["old"]["version"] == 1 and len(body["comparison"]["changes"]) == 4
     assert "EUR ~~1,200.~~ **1,350.**" in body["answer"]  # the list of changes, the changed words marked
-    assert "[old: contract.docx; new: contract.docx]" in body["answer"]
+    assert "[old: version 1; new: version 2]" in body["answer"]
     assert [s["source"] for s in body["sources"]] == [str((docs / "contract.docx").resolve())] * 2

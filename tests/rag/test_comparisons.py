@@ -54,7 +54,7 @@ def docs(tmp_path):
 @pytest.fixture
 def hearth(tmp_path):
     config = HearthConfig(data_dir=tmp_path / "data", min_score=0.0, ingest=IngestOptions(workers=0))
-    return Hearth(config, embedder=HashEmbedder(), chat_model=ScriptedModel(OVERVIEW + "\n\nA second paragraph."))
+    return Hearth(config, embedder=HashEmbedder(), chat_model=ScriptedModel(OVERVIEW + "\n1. A second paragraph, as a list."))
 
 
 def test_what_changed_in_a_document_is_answered_from_its_previous_version(hearth, docs):
@@ -69,7 +69,7 @@ def test_what_changed_in_a_document_is_answered_from_its_previous_version(hearth
     assert answer.text.startswith(OVERVIEW) and "second paragraph" not in answer.text  # one paragraph at most
     assert "".join(shown) == answer.text
     assert "~~45~~ **50**" in answer.text and "Train is preferred" in answer.text
-    assert "[old: travel-policy.md; new: travel-policy.md]" in answer.text  # both sides cited
+    assert "[old: version 1; new: version 2]" in answer.text  # both sides cited
     body = answer.to_json()
     assert body["comparison"]["changes"][0]["old_text"] == "Meals are paid at EUR 45 per day."
     assert [s["source"] for s in body["sources"]] == [str(policy.resolve())] * 2
