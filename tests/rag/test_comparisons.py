@@ -54,7 +54,8 @@ def docs(tmp_path):
 @pytest.fixture
 def hearth(tmp_path):
     config = HearthConfig(data_dir=tmp_path / "data", min_score=0.0, ingest=IngestOptions(workers=0))
-    return Hearth(config, embedder=HashEmbedder(), chat_model=ScriptedModel(OVERVIEW + "\n1. A second paragraph, as a list."))
+    model = ScriptedModel(OVERVIEW + "\n1. A second paragraph, as a list.")
+    return Hearth(config, embedder=HashEmbedder(), chat_model=model)
 
 
 def test_what_changed_in_a_document_is_answered_from_its_previous_version(hearth, docs):
