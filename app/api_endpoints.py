@@ -228,9 +228,10 @@ class HearthApi:
         full = result.to_json()
         sources = full["sources"]
         # The supporting quotes, the answer with citations from them, and which sentences they support.
-        # With `table` when a table computed the answer (its filters, the rows used and the result).
+        # With `table` when a table computed the answer (its filters, the rows used and the result), `comparison` when
+        # a comparison did ("what changed in X?").
         support = {k: full[k] for k in ("answer", "quotes", "sentences", "fallback", "abstained", "reply",
-                                        "searched_for", "table") if k in full}
+                                        "searched_for", "table", "comparison") if k in full}
         usage = result.usage
         if "prompt_tokens" in usage and "completion_tokens" in usage:
             prompt, completion = int(usage["prompt_tokens"]), int(usage["completion_tokens"])

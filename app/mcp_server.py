@@ -73,7 +73,8 @@ def build_mcp(hearth: Hearth, *, workspace: str = DEFAULT_WORKSPACE) -> Any:
         out = result.to_json()
         # With the supporting quotes (the documents' own words, with their places) and, when the model's
         # reply gave way to them, its own words in "reply".
-        extra = {k: out[k] for k in ("quotes", "fallback", "abstained", "reply", "searched_for", "table") if k in out}
+        extra = {k: out[k] for k in ("quotes", "fallback", "abstained", "reply", "searched_for", "table", "comparison")
+                 if k in out}
         return {"workspace": workspace, "answer": out["answer"], "sources": out["sources"], **extra}
 
     @server.tool(annotations=read_only)

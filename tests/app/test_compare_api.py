@@ -75,3 +75,18 @@ def test_mcp_has_a_compare_tool(hearth):
     payload = payload.get("result", payload)
     assert payload["workspace"] == "default" and payload["old"]["version"] == 1 and payload["new"]["version"] == 2
     assert payload["changes"][0]["new_text"] == "Staff get 27 days of leave a year."
+
+
+def test_a_grounded_chat_completion_carries_the_comparison(hearth):
+    from starlette.testclient import TestClient
+
+    from app.server import create_app
+
+    h, leave, _ = hearth
+    with TestClient(create_app(h, ServerConfig()), base_url="http://127.0.0.1") as tc:
+        r = tc.post("/v1/chat/completions", json={"model": "hearth-rag", "messages": [
+            {"role": "user", "content": "What changed in leave?"}]})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["comparison"]["changes"][0]["new_text"] == "Staff get 27 days of leave a year."
+        assert "~~25~~ **27**" in body["choices"][0]["message"]["content"]
