@@ -29,7 +29,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-from rag.loaders import CELL_SEPARATOR, HEADING_SEPARATOR, Section
+from rag.loaders import CELL_SEPARATOR, HEADING_SEPARATOR, Section, full_text
 
 KINDS = ("added", "removed", "changed", "moved")
 LIKE = 0.5  # two units whose words are at least this alike (difflib ratio) are one unit changed
@@ -118,6 +118,7 @@ class Comparison:
     summary: str
     shared: float  # the fraction of the smaller document's units found in the other: unchanged, moved or edited
     warnings: list[str] = field(default_factory=list)  # e.g. a scan read with low confidence
+    texts: tuple[str, str] = ("", "")  # the two documents' full texts (rag.loaders.full_text), to show them whole
 
     def to_json(self) -> dict[str, Any]:
         """`{"old", "new", "changes", "summary"}` (shared/DESIGN.md)."""
@@ -275,6 +276,16 @@ def _heading_like(unit: Unit) -> bool:
     return unit.kind in ("heading", "line")
 
 
+def find_in(text: str, passage: str, start: int = 0) -> tuple[int, int] | None:
+    """Where a change's text (its first line) stands in a document's full text, line breaks and spacing aside;
+    None when it cannot be found (a table row read from a PDF, say)."""
+    words = (passage.strip().splitlines() or [""])[0].split()[:40]
+    if not words:
+        return None
+    match = re.compile(r"\s+".join(re.escape(w) for w in words)).search(text, start)
+    return (match.start(), match.end()) if match else None
+
+
 def word_changes(old: str, new: str) -> list[tuple[str, str]]:
     """The two texts as (op, text) pieces: "=" words in both, "-" only in the old, "+" only in the new."""
     a, b = old.split(), new.split()
@@ -328,7 +339,7 @@ def compare(old: Sequence[Section], new: Sequence[Section], *, old_side: Side | 
                 "the reading may be wrong, and so may some changes." for s in (old_side, new_side)
                 if s.note and "low confidence" in s.note]
     summary = describe(changes, old_side, new_side, warnings)
-    return Comparison(old_side, new_side, changes, summary, shared, warnings)
+    return Comparison(old_side, new_side, changes, summary, shared, warnings, (full_text(old), full_text(new)))
 
 
 def align(old: Sequence[str], new: Sequence[str]) -> list[tuple[int, int]]:

@@ -1,8 +1,9 @@
 """The comparison window: what changed between two documents or versions, side by side, one change at a time.
 
-A list of the changes (added, removed, changed, moved, each with its section and pages) to step through, and
-the selected change's old and new text side by side: words removed marked on the old side, words added on the
-new side. The comparison itself is the core's (`Hearth.compare`); this only shows it.
+A list of the changes (added, removed, changed, moved, each with its section and pages) to step through; the
+selected change's old and new text side by side, words removed marked on the old side and words added on the
+new side; and below, both documents whole, side by side, every change highlighted where it stands and the
+selected one scrolled into view. The comparison itself is the core's (`Hearth.compare`); this only shows it.
 """
 
 from __future__ import annotations
@@ -12,16 +13,22 @@ import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
-    QDialog, QHBoxLayout, QLabel, QListWidget, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget,
+    QDialog, QHBoxLayout, QLabel, QListWidget, QPlainTextEdit, QPushButton, QSplitter, QTextBrowser, QTextEdit,
+    QVBoxLayout, QWidget,
 )
 
 from app.gui.widgets import muted
-from rag.compare import Change, Comparison, Side, word_changes
+from rag.compare import Change, Comparison, Side, find_in, word_changes
 
 REMOVED_STYLE = "background-color:#ffd8d8;color:#000;text-decoration:line-through"
 ADDED_STYLE = "background-color:#d3f9d8;color:#000"
 MOVED_STYLE = "background-color:#d0ebff;color:#000"
+# Where each kind of change is highlighted in the whole documents: (old side, new side); the selected one darker.
+MARKS = {"removed": ("#ffd8d8", None), "added": (None, "#d3f9d8"), "changed": ("#fff3bf", "#fff3bf"),
+         "moved": ("#d0ebff", "#d0ebff")}
+SELECTED = "#ffd43b"
 
 
 class CompareView(QDialog):
@@ -54,11 +61,19 @@ class CompareView(QDialog):
             col.addWidget(label)
             col.addWidget(text, 1)
             panes.addWidget(box)
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(self.changes)
+        top.addWidget(panes)
+        self.old_doc, self.new_doc = _document(comparison.texts[0]), _document(comparison.texts[1])
+        whole = QSplitter(Qt.Orientation.Horizontal)
+        whole.addWidget(self.old_doc)
+        whole.addWidget(self.new_doc)
         split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.changes)
-        split.addWidget(panes)
+        split.addWidget(top)
+        split.addWidget(whole)
         split.setStretchFactor(1, 2)
         lay.addWidget(split, 1)
+        self.spans = places(comparison)  # each change's (old span, new span) in the whole texts
 
         bar = QHBoxLayout()
         self.position = muted()
@@ -99,9 +114,26 @@ class CompareView(QDialog):
             self.new_text.clear()
             return
         self.position.setText(self.tr("Change {n} of {count}").format(n=row + 1, count=count))
+        self._mark(row)
         old, new = change_html(self.comparison.changes[row])
         self.old_text.setHtml(old or f"<i>{html.escape(self.tr('Not in the old version.'))}</i>")
         self.new_text.setHtml(new or f"<i>{html.escape(self.tr('Not in the new version.'))}</i>")
+
+    def _mark(self, row: int) -> None:
+        """Highlight every change in the whole documents, the selected one darker, and scroll to it."""
+        for side, doc in enumerate((self.old_doc, self.new_doc)):
+            marks = []
+            for n, (change, spans) in enumerate(zip(self.comparison.changes, self.spans, strict=True)):
+                colour = SELECTED if n == row else MARKS[change.kind][side]
+                if spans[side] is not None and colour is not None:
+                    marks.append(_selection(doc, spans[side], colour))
+            doc.setExtraSelections(marks)
+            span = self.spans[row][side]
+            if span is not None:
+                cursor = doc.textCursor()
+                cursor.setPosition(span[0])
+                doc.setTextCursor(cursor)
+                doc.centerCursor()
 
     def _kind(self, change: Change) -> str:
         if change.renamed:
@@ -130,6 +162,39 @@ def change_html(change: Change) -> tuple[str, str]:
     old = _block(_span(change.old_text, style)) if change.old_text else ""
     new = _block(_span(change.new_text, style)) if change.new_text else ""
     return old, new
+
+
+def places(comparison: Comparison) -> list[tuple[tuple[int, int] | None, tuple[int, int] | None]]:
+    """Where each change stands in the old and the new full text (None where it has no text on that side, or its
+    text cannot be found there); on the new side, searched on from the change before (they come in its order)."""
+    out = []
+    after = 0
+    for change in comparison.changes:
+        old = find_in(comparison.texts[0], change.old_text) if change.old_text else None
+        new = None
+        if change.new_text:
+            new = find_in(comparison.texts[1], change.new_text, after) or find_in(comparison.texts[1], change.new_text)
+            after = new[1] if new else after
+        out.append((old, new))
+    return out
+
+
+def _document(text: str) -> QPlainTextEdit:
+    view = QPlainTextEdit(text)
+    view.setReadOnly(True)
+    return view
+
+
+def _selection(view: QPlainTextEdit, span: tuple[int, int], colour: str) -> QTextEdit.ExtraSelection:
+    selection = QTextEdit.ExtraSelection()
+    cursor = QTextCursor(view.document())
+    cursor.setPosition(span[0])
+    cursor.setPosition(span[1], QTextCursor.MoveMode.KeepAnchor)
+    fmt = QTextCharFormat()
+    fmt.setBackground(QColor(colour))
+    fmt.setForeground(QColor("#000"))
+    selection.cursor, selection.format = cursor, fmt
+    return selection
 
 
 def _span(text: str, style: str) -> str:

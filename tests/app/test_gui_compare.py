@@ -71,10 +71,19 @@ def test_compare_with_the_previous_version_side_by_side(qtbot, tmp_path, monkeyp
     assert "45" in old_html and "50" not in old_html and "50" in new_html
     assert view.old_text.toPlainText().strip() == "Meals are paid at EUR 45 per day."
     assert "Change 1 of 2" == view.position.text() and not view.previous.isEnabled()
+    # Both documents whole below, the selected change highlighted where it stands and scrolled to.
+    assert "Hotels up to EUR 150" in view.old_doc.toPlainText()
+    assert "Trains are preferred." in view.new_doc.toPlainText()
+    old_span, new_span = view.spans[0]
+    assert view.old_doc.toPlainText()[old_span[0]:old_span[1]] == "Meals are paid at EUR 45 per day."
+    assert view.new_doc.toPlainText()[new_span[0]:new_span[1]] == "Meals are paid at EUR 50 per day."
+    assert view.new_doc.textCursor().position() == new_span[0]
+    assert len(view.old_doc.extraSelections()) == 1 and len(view.new_doc.extraSelections()) == 2  # added: new side
     view.step(1)
     assert view.current() == 1 and "added" in view.changes.item(1).text()
     assert view.new_text.toPlainText().strip() == "Trains are preferred." and not view.next.isEnabled()
     assert view.old_text.toPlainText().strip() == "Not in the old version."
+    assert view.new_doc.textCursor().position() == view.spans[1][1][0] and view.spans[1][0] is None
 
     # Compare with another document, chosen in a list.
     from PySide6.QtWidgets import QInputDialog
