@@ -1,18 +1,20 @@
 """Earlier versions of indexed documents: the text Hearth read from each, kept so that it can say what changed.
 
 When a document is indexed, the text it was read as (its sections with their headings, pages and tables)
-is written to a file of its own, compressed, with the date: `DATA_DIR/versions/WORKSPACE/KEY/vNNNNNN.json.z`,
-where KEY is a digest of the document's path. The newest file is the version indexed now; the ones before it
-are its earlier versions, the last `keep` of them (IngestOptions.keep_versions; 0 keeps none, which an
-administrator's policy can enforce). At indexing time the file that changed is already on disk in its new
-form, so the old text can only come from what was kept when the old form was indexed.
+is written to a file of its own, compressed, with the date: `DATA_DIR/versions/WORKSPACE/KEY/vNNNNNN.SHA256.MS.json.z`
+(KEY a digest of the document's path; the name alone says the version's number, content hash and when it was
+indexed). The file whose hash the manifest records is the version indexed now; the ones before it are its
+earlier versions, the last `keep` of them (IngestOptions.keep_versions; 0 keeps none, which an administrator's
+policy can enforce). At indexing time the file that changed is already on disk in its new form, so the old text
+can only come from what was kept when the old form was indexed.
 
-Crash safety: a version's file is written whole under a temporary name and renamed into place, before the manifest
-marks the document done, so a kill leaves either no file or a complete one, and a document counted as indexed
-always has its text kept. The earlier versions' files were written when they were indexed, so replacing the
-document's passages never touches them. A file whose
-document never finished indexing (killed, or failed after it was written) is newer than the version the
-manifest calls done; `current` skips such files and the next write of that document replaces them.
+Crash safety: a version's file is written whole under a temporary name and renamed into place before the
+manifest marks the document done, so a kill leaves either no file or a complete one, and a document counted as
+indexed always has its text kept. The earlier versions' files were written when they were indexed; replacing
+the document's passages never touches them. A file written by a run that did not finish is newer than the
+version the manifest records: `current` leaves it out, and the document indexed again with the same text
+reuses it. Files are not fsynced (a sync per document would slow a large ingest by minutes): after a power cut a
+torn file is reported as unreadable by `load`, and the index itself is unharmed.
 """
 
 from __future__ import annotations
