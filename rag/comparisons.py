@@ -8,6 +8,8 @@ on both sides, under at most one paragraph the chat model writes from that list.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -15,18 +17,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inference.errors import Cancelled, UsageError
+from inference.errors import Cancelled, HearthError, UsageError
 from rag.compare import SHARED_MIN, Change, Comparison, Side, compare, word_changes
 from rag.errors import CompareError
-from rag.versions import Snapshot, VersionInfo, VersionStore
+from rag.versions import Snapshot, VersionInfo, VersionStore, sections_from_passages
 from rag.workspaces import DEFAULT_WORKSPACE, check_workspace
 
 if TYPE_CHECKING:
     from inference.chat import ChatModel
     from rag.answer import Answer
     from rag.config import HearthConfig
-    from rag.manifest import Manifest
+    from rag.manifest import DocumentRecord, Manifest
 
+log = logging.getLogger(__name__)
 # "What changed in X?", "what's new in X", "what are the changes to X", "changes in X"
 _CHANGED_IN = re.compile(r"^\s*(?:please\s+)?(?:what(?:'s| is| has| have)?\s+(?:been\s+)?(?:changed|new|different)|"
                          r"what\s+(?:are\s+)?(?:the\s+)?(?:changes|differences|revisions)|(?:list|show)\s+(?:me\s+)?"
@@ -61,6 +64,32 @@ class Comparisons:
                 self._open_data_dir()  # type: ignore[attr-defined]
                 self._versions = VersionStore(self.config.index_dir / "versions")
             return self._versions
+
+    def keep_unkept_versions(self, workspace: str) -> int:
+        """Before an ingest: each document indexed before Hearth kept versions whose file has changed since (it is
+        about to be read again) gets its text as the index holds it kept first, as its earlier version. Returns how
+        many were kept; best effort (a failure only means no earlier version to compare with)."""
+        keep = self.config.ingest.keep_versions
+        if keep <= 0:
+            return 0
+        try:
+            unkept = [r for r in self.manifest.documents(workspace, status="done")
+                      if not self.versions.folder(workspace, r.source).is_dir() and _changed_on_disk(r)]
+            if not unkept:
+                return 0
+            wanted = {r.source: r for r in unkept}
+            rows: dict[str, list] = {}
+            for row in self.store.keyword_rows(workspace):  # type: ignore[attr-defined]
+                if row.source in wanted:
+                    rows.setdefault(row.source, []).append(row)
+            for source, found in rows.items():
+                r = wanted[source]
+                self.versions.record(workspace, source, r.sha256, sections_from_passages(found), keep=keep,
+                                     note=r.note, now=r.updated)
+            return len(rows)
+        except (HearthError, OSError):
+            log.warning("The text of documents indexed before versions were kept could not be kept", exc_info=True)
+            return 0
 
     def compare(self, old: Path | str, new: Path | str | None = None, *, previous: bool = False,
                 version: int | None = None, workspace: str = DEFAULT_WORKSPACE) -> Comparison:
@@ -265,6 +294,15 @@ def _plain(c: Change) -> str:
 def _clip(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _changed_on_disk(record: DocumentRecord) -> bool:
+    """Whether an indexed file's size or modification time differs from the manifest's (it will be read again)."""
+    try:
+        st = os.stat(record.source)
+    except OSError:
+        return False
+    return (st.st_size, st.st_mtime_ns) != (record.size, record.mtime_ns)
 
 
 def _side(snapshot: Snapshot) -> Side:

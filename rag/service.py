@@ -329,6 +329,7 @@ class Hearth(Questions, Comparisons):
         if bound is not None and bound != embedder.name:
             paths = self._unbind_for_reembedding(workspace, embedder) + paths
         self.check_index(workspace)
+        self.keep_unkept_versions(workspace)  # documents indexed before versions were kept, changed since
         try:
             return self._repairing(lambda: ingest(
                 paths,

@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rag.errors import StoreError
-from rag.loaders import Section
+from rag.loaders import CELL_SEPARATOR, Section
 
 if TYPE_CHECKING:
+    from rag.lexical import LexicalRow
     from rag.parse_pool import Parsed
 
 # v000003.<sha256>.<indexed at, ms>.json.z: the listing alone says which versions there are
@@ -175,6 +176,42 @@ class VersionStore:
                 if earlier:
                     out[source] = len(earlier)
         return out
+
+
+def sections_from_passages(rows: Iterable[LexicalRow]) -> list[Section]:
+    """A document's text put together again from its stored passages (their offsets point into its full text;
+    overlaps are cut, gaps become blank lines), a section per run of passages of one page and heading; runs of
+    lines with cells become tables again. For documents indexed before Hearth kept versions."""
+    runs: list[tuple[int | None, str | None, int, list[str]]] = []  # (page, heading, offset, pieces)
+    cursor = -1
+    for row in sorted(rows, key=lambda r: (r.start, r.end)):
+        piece = row.text if row.start >= cursor else row.text[cursor - row.start:]
+        if not runs or (runs[-1][0], runs[-1][1]) != (row.page, row.heading):
+            runs.append((row.page, row.heading, max(row.start, cursor), []))
+        elif row.start > cursor:
+            runs[-1][3].append("\n\n")
+        runs[-1][3].append(piece)
+        cursor = max(cursor, row.end)
+    out = []
+    for page, heading, offset, pieces in runs:
+        text = "".join(pieces).strip()
+        if text:
+            out.append(Section(text=text, page=page, heading=heading, offset=offset, tables=_table_spans(text)))
+    return out
+
+
+def _table_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """Where runs of two or more lines with cells (as the loaders write table rows) stand in a text."""
+    spans, start, count, at = [], None, 0, 0
+    for line in text.split("\n") + [""]:
+        if CELL_SEPARATOR in line:
+            start, count = (at if start is None else start), count + 1
+        else:
+            if start is not None and count >= 2:
+                spans.append((start, at - 1))
+            start, count = None, 0
+        at += len(line) + 1
+    return tuple(spans)
 
 
 def _key(source: str) -> str:

@@ -151,3 +151,21 @@ def test_a_torn_version_file_is_reported_not_read(tmp_path, doc):
     earlier[0].path.write_bytes(b"not zlib")
     with pytest.raises(StoreError, match="kept version 1 of leave.md cannot be read"):
         h.compare(doc, previous=True)
+
+
+def test_a_document_indexed_before_versions_were_kept_keeps_its_text_from_the_index(tmp_path, doc):
+    table = "\n\n| Grade | Days |\n|---|---|\n| Junior | 25 |\n| Senior | 28 |\n"
+    revise(doc, 25)
+    doc.write_text(doc.read_text() + table)
+    hearth_at(tmp_path, keep=0).ingest([doc])  # as a Hearth before this one: nothing kept
+    h = hearth_at(tmp_path)
+    assert h.document_versions(doc) == (None, [])
+    doc.write_text(TEXT.format(days=26) + table.replace("| Senior | 28 |", "| Senior | 30 |"))
+    st = doc.stat()
+    os.utime(doc, ns=(st.st_atime_ns, st.st_mtime_ns + 9_000_000_000))
+    assert h.ingest([doc]).updated == 1
+    current, earlier = h.document_versions(doc)
+    assert (current.version, [v.version for v in earlier]) == (2, [1])
+    result = h.compare(doc, previous=True)
+    assert [(c.kind, c.figures) for c in result.changes] == [("changed", (("25", "26"),)), ("changed", (("28", "30"),))]
+    assert result.changes[1].old_text == "Senior | 28"  # the table came back as rows
