@@ -1,4 +1,4 @@
-"""The API's endpoints, bound to one Hearth service: the model list, chat completions, embeddings, health.
+"""The API's endpoints, bound to one Hearth service: the model list, chat completions, embeddings, compare, health.
 
 Validation and response shapes come from `app.openai_format`; model ids from `app.api_models`; every
 request that runs a model is a job on a serial lane (`app.api_lanes`).
@@ -148,6 +148,31 @@ class HearthApi:
         self.embed_lane.start(job, work)
         return JSONResponse(await job.outcome())
 
+    async def compare(self, request: Any) -> Any:
+        """What changed between two indexed documents, or one and its earlier version (no model involved)."""
+        from starlette.responses import JSONResponse
+
+        from rag.errors import CompareError
+
+        body = await read_json(request, self.config.max_body_bytes)
+        old, new, previous = body.get("old"), body.get("new"), body.get("previous", False)
+        version, workspace = body.get("version"), body.get("workspace", self.config.workspace)
+        for name, value in (("old", old), ("new", new), ("workspace", workspace)):
+            if value is not None and (not isinstance(value, str) or not value or len(value) > 4096):
+                raise ApiError(400, f"'{name}' must be a non-empty string.", param=name)
+        if old is None:
+            raise ApiError(400, "You must give 'old' (and 'new', or 'previous': true).", param="old")
+        if not isinstance(previous, bool):
+            raise ApiError(400, "'previous' must be true or false.", param="previous")
+        if version is not None and not is_int(version):
+            raise ApiError(400, "'version' must be an integer.", param="version")
+        try:
+            result = await asyncio.to_thread(self.hearth.compare, old, new, previous=previous, version=version,
+                                             workspace=workspace)
+        except CompareError as exc:
+            raise ApiError(422, translate(exc).message, code="unrelated_documents") from exc
+        return JSONResponse(result.to_json())
+
     # Work on the chat lane
     def _plain(self, req: ChatRequest, job: Job) -> Reply:
         model = self.catalog.load(req.model)
@@ -203,9 +228,10 @@ class HearthApi:
         full = result.to_json()
         sources = full["sources"]
         # The supporting quotes, the answer with citations from them, and which sentences they support.
-        # With `table` when a table computed the answer (its filters, the rows used and the result).
+        # With `table` when a table computed the answer (its filters, the rows used and the result), `comparison` when
+        # a comparison did ("what changed in X?").
         support = {k: full[k] for k in ("answer", "quotes", "sentences", "fallback", "abstained", "reply",
-                                        "searched_for", "table") if k in full}
+                                        "searched_for", "table", "comparison") if k in full}
         usage = result.usage
         if "prompt_tokens" in usage and "completion_tokens" in usage:
             prompt, completion = int(usage["prompt_tokens"]), int(usage["completion_tokens"])

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from app import changes
 from app.config import hearth_config, requested_from_args
 from app.terminal import plain_output
 from inference.errors import Cancelled, HearthError, UsageError
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("summarize", help="summarise a whole indexed document, section by section")
     sp.add_argument("path", type=Path, metavar="PATH")
     common(sp)
+    common(changes.add_parser(sub))
     sp = sub.add_parser("eval", help="self-test: can search find passages from questions the model writes?")
     sp.add_argument("-n", type=int, default=20, help="passages to sample (default: %(default)s)")
     sp.add_argument("-k", type=int, default=5, help="results searched per question (default: %(default)s)")
@@ -249,6 +251,7 @@ def _run(args: argparse.Namespace) -> int:
         "conversations": _conversations,
         "sources": _sources,
         "summarize": _summarize,
+        "compare": changes.run,
         "eval": _eval,
         "forget": _forget,
         "serve": _serve,
@@ -258,7 +261,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 # Commands that open the document index, which one process at a time may use (rag.datalock).
-_INDEX_COMMANDS = frozenset({"ingest", "search", "ask", "summarize", "eval", "forget", "serve", "mcp"})
+_INDEX_COMMANDS = frozenset({"ingest", "search", "ask", "summarize", "compare", "eval", "forget", "serve", "mcp"})
 
 
 def _embedder(hearth, args: argparse.Namespace) -> int:

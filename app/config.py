@@ -30,6 +30,8 @@ ENV_LLM_URL = "HEARTH_LLM_URL"
 ENV_LLM_MODEL = "HEARTH_LLM_MODEL"
 ENV_LLM_API_KEY = "HEARTH_LLM_API_KEY"
 ENV_MODEL_RANKING = "HEARTH_MODEL_RANKING"
+# Earlier versions of a changed document whose text is kept for `hearth compare` (IngestOptions.keep_versions).
+ENV_KEEP_VERSIONS = "HEARTH_KEEP_VERSIONS"
 # The model that checks answers' lines: a built-in name or a path, or "chat" for the chat model (HearthConfig).
 ENV_CHECK_MODEL = "HEARTH_CHECK_MODEL"
 
@@ -107,6 +109,17 @@ def env_model_ranking(env: Mapping[str, str] | None = None) -> bool | None:
     raise UsageError(f"{ENV_MODEL_RANKING} must be 1 or 0 (on or off), not {env[ENV_MODEL_RANKING]!r}.")
 
 
+def env_keep_versions(env: Mapping[str, str] | None = None) -> int | None:
+    """HEARTH_KEEP_VERSIONS as a number of earlier versions to keep (0: none), or None when unset."""
+    env = os.environ if env is None else env
+    value = env.get(ENV_KEEP_VERSIONS, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) > 1000:
+        raise UsageError(f"{ENV_KEEP_VERSIONS} must be a whole number from 0 to 1000, not {value!r}.")
+    return int(value)
+
+
 def data_dir(requested: Requested, *, policy: object | None = None, env: Mapping[str, str] | None = None) -> Path:
     """The data folder: the policy's (refusing another one asked for), else the flag, else the variable or default."""
     policy = _policy(policy)
@@ -122,6 +135,8 @@ def hearth_config(requested: Requested = Requested(), *, policy: object | None =
     policy = _policy(policy)
     threads = requested.threads or env_threads(env)
     ingest = IngestOptions(chunk_tokens=requested.chunk_tokens) if requested.chunk_tokens else IngestOptions()
+    keep = env_keep_versions(env)
+    ingest = replace(ingest, keep_versions=keep) if keep is not None else ingest
     ranking = requested.model_ranking if requested.model_ranking is not None else env_model_ranking(env)
     config = HearthConfig(
         data_dir=data_dir(requested, policy=policy, env=env),

@@ -3,6 +3,9 @@
 Tools (official `mcp` SDK, stdio transport):
     search_documents(query, k=5)   the passages that best match a query, with their sources
     ask(question)                  an answer grounded in the documents, with the passages it used
+    compare_documents(old, new=None, previous=False, version=None)
+                                   what changed between two indexed documents, or a document and its earlier
+                                   version: every change (added, removed, changed, moved) with both sides cited
     list_sources()                 every indexed document of the workspace
 
 The SDK runs each call on a worker thread; one lock keeps them one at a time, as the models are single
@@ -21,7 +24,8 @@ from rag.service import DEFAULT_WORKSPACE, Hearth, check_workspace
 INSTRUCTIONS = (
     "Hearth answers from an office's private documents, on this machine. Use search_documents to find "
     "passages (each with its source file, page and heading), ask for a short answer grounded in them with "
-    "citations, and list_sources to see which documents are indexed."
+    "citations, compare_documents to see what changed between two documents or versions, and list_sources to "
+    "see which documents are indexed."
 )
 
 
@@ -69,7 +73,8 @@ def build_mcp(hearth: Hearth, *, workspace: str = DEFAULT_WORKSPACE) -> Any:
         out = result.to_json()
         # With the supporting quotes (the documents' own words, with their places) and, when the model's
         # reply gave way to them, its own words in "reply".
-        extra = {k: out[k] for k in ("quotes", "fallback", "abstained", "reply", "searched_for", "table") if k in out}
+        extra = {k: out[k] for k in ("quotes", "fallback", "abstained", "reply", "searched_for", "table", "comparison")
+                 if k in out}
         return {"workspace": workspace, "answer": out["answer"], "sources": out["sources"], **extra}
 
     @server.tool(annotations=read_only)
@@ -78,6 +83,16 @@ def build_mcp(hearth: Hearth, *, workspace: str = DEFAULT_WORKSPACE) -> Any:
         model: an overview, then each section's summary with its heading and page."""
         summary = run(hearth.summarize, document, workspace=workspace)
         return {"workspace": workspace, **summary.to_json()}
+
+    @server.tool(annotations=read_only)
+    def compare_documents(old: str, new: str | None = None, previous: bool = False,
+                          version: int | None = None) -> dict[str, Any]:
+        """What changed between two indexed documents (`old`, `new`, as list_sources names them), or with
+        previous=true between `old`'s earlier version (`version`, else the one before) and its version indexed
+        now. Computed from their text, no model: every change (added, removed, changed, moved) with its heading
+        and the old and new text and page, and a summary."""
+        result = run(hearth.compare, old, new, previous=previous, version=version, workspace=workspace)
+        return {"workspace": workspace, **result.to_json()}
 
     @server.tool(annotations=read_only)
     def list_sources() -> dict[str, Any]:

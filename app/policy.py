@@ -25,8 +25,8 @@ API for front ends (the CLI and the server use it already; the GUI reads it the 
                                           # "forbidden" raises PolicyError
 
 Setting names (stable strings for `is_locked` and `locked()`): DATA_DIR, MODELS_DIR, CHAT_MODEL
-(the choice is restricted to `allowed_models`), MAX_FILE_SIZE, API_SERVER, CHROMA_URL, LLM_URL, LLM_MODEL,
-REMOTE (shared engines forbidden).
+(the choice is restricted to `allowed_models`), MAX_FILE_SIZE, KEEP_VERSIONS, API_SERVER, CHROMA_URL, LLM_URL,
+LLM_MODEL, REMOTE (shared engines forbidden).
 
 The policy locks Hearth's own choices; it is not a sandbox. Pair it with file permissions (the models
 folder read-only for users) and, for a machine that must stay offline, the firewall.
@@ -55,6 +55,7 @@ DATA_DIR = "data_dir"
 MODELS_DIR = "models_dir"
 CHAT_MODEL = "chat_model"
 MAX_FILE_SIZE = "max_file_size"
+KEEP_VERSIONS = "keep_versions"
 API_SERVER = "api_server"
 REMOTE = "remote"
 CHROMA_URL = "chroma_url"
@@ -65,7 +66,7 @@ API_ALLOWED, API_KEY_ONLY, API_FORBIDDEN = "allowed", "key-only", "forbidden"
 REMOTE_ALLOWED, REMOTE_FORBIDDEN = "allowed", "forbidden"
 
 _SCHEMA: dict[str, set[str]] = {
-    "data": {"folder", "max_file_size"},
+    "data": {"folder", "max_file_size", "keep_versions"},
     "models": {"folder", "allowed"},
     "api": {"server"},
     "shared": {"remote", "chroma_url", "llm_url", "llm_model"},
@@ -88,6 +89,7 @@ class Policy:
     models_dir: Path | None = None  # the folder chat models come from, besides the built-in ones
     allowed_models: tuple[str, ...] | None = None  # built-in names or file names in models_dir; first = default
     max_file_bytes: int | None = None  # larger files are reported, not indexed
+    keep_versions: int | None = None  # earlier versions of a changed document kept for `compare`; 0 = none
     api_server: str = API_ALLOWED  # "allowed" | "key-only" | "forbidden"
     remote: str = REMOTE_ALLOWED  # "forbidden": no shared Chroma server, no inference server
     chroma_url: str | None = None  # the office's shared Chroma server, locked
@@ -103,7 +105,7 @@ class Policy:
         """Every locked setting with the value the policy enforces, by setting name."""
         values: dict[str, Any] = {
             DATA_DIR: self.data_dir, MODELS_DIR: self.models_dir, CHAT_MODEL: self.allowed_models,
-            MAX_FILE_SIZE: self.max_file_bytes, CHROMA_URL: self.chroma_url, LLM_URL: self.llm_url,
+            MAX_FILE_SIZE: self.max_file_bytes, KEEP_VERSIONS: self.keep_versions, CHROMA_URL: self.chroma_url, LLM_URL: self.llm_url,
             LLM_MODEL: self.llm_model,
             API_SERVER: self.api_server if self.api_server != API_ALLOWED else None,
             REMOTE: self.remote if self.remote != REMOTE_ALLOWED else None,
@@ -187,6 +189,8 @@ class Policy:
                 )
         if self.max_file_bytes is not None:
             changes["ingest"] = replace(config.ingest, max_file_bytes=self.max_file_bytes)
+        if self.keep_versions is not None:
+            changes["ingest"] = replace(changes.get("ingest", config.ingest), keep_versions=self.keep_versions)
         chroma, llm = self.check_remote(getattr(config, "chroma_url", None), getattr(config, "llm_url", None))
         changes["chroma_url"], changes["llm_url"] = chroma, llm
         if self.llm_model is not None:
@@ -302,6 +306,9 @@ def parse_policy(data: Mapping[str, Any], *, source: Path, user: Callable[[], st
             raise fail("models.allowed holds names (built-in names or file names in models.folder), not paths.")
         allowed = tuple(a.strip() for a in allowed)
     size = data.get("data", {}).get("max_file_size")
+    keep = data.get("data", {}).get("keep_versions")
+    if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or not 0 <= keep <= 1000):
+        raise fail(f"data.keep_versions must be a whole number from 0 (keep none) to 1000, not {keep!r}.")
     urls = {key: text("shared", key) for key in ("chroma_url", "llm_url")}
     for key, url in urls.items():
         if url is not None and not re.match(r"^https?://[^/\s]+", url):
@@ -312,6 +319,7 @@ def parse_policy(data: Mapping[str, Any], *, source: Path, user: Callable[[], st
         models_dir=folder("models"),
         allowed_models=allowed,
         max_file_bytes=None if size is None else _parse_size(size, fail),
+        keep_versions=keep,
         api_server=choice("api", "server", (API_ALLOWED, API_KEY_ONLY, API_FORBIDDEN)),
         remote=choice("shared", "remote", (REMOTE_ALLOWED, REMOTE_FORBIDDEN)),
         chroma_url=urls["chroma_url"],

@@ -7,6 +7,8 @@
                                     the workspace's documents with its sources in an extra `sources` field;
                                     `stream: true` sends server-sent events as OpenAI does
     POST /v1/embeddings             the workspace's embedder (float or base64 vectors)
+    POST /v1/compare                what changed: {"old", "new"} (two indexed documents) or {"old", "previous":
+                                    true, "version"?}, optional "workspace"; answers as `hearth compare --json`
     GET  /health                    {"status": "ok"}
 
 Errors use OpenAI's shape, `{"error": {"message", "type", "param", "code"}}`, and its status codes, and
@@ -101,6 +103,7 @@ def create_app(hearth: Hearth, config: ServerConfig = ServerConfig(), *, chat_ex
             Route("/v1/models/{model_id:path}", endpoint(api.model), methods=["GET"]),
             Route("/v1/chat/completions", endpoint(api.chat_completions), methods=["POST"]),
             Route("/v1/embeddings", endpoint(api.embeddings), methods=["POST"]),
+            Route("/v1/compare", endpoint(api.compare), methods=["POST"]),
             Route("/health", endpoint(api.health), methods=["GET"]),
         ],
         middleware=middleware,

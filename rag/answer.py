@@ -19,6 +19,7 @@ from typing import Any
 from inference.chat import ChatModel, Message
 from inference.llm import ContextOverflow
 from rag.abstain import opens_refusal
+from rag.compare import Comparison
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect
 from rag.language import name as language_name
@@ -72,6 +73,7 @@ class Answer:
     support: Support | None = None
     searched_for: str | None = None  # the query actually searched (a follow-up made standalone)
     table: TableResult | None = None  # when a table computed the answer (rag/table_questions.py)
+    comparison: Comparison | None = None  # when a comparison answered ("what changed in X?", rag/comparisons.py)
 
     @property
     def cited_sources(self) -> list[Hit]:
@@ -97,6 +99,8 @@ class Answer:
             out["searched_for"] = self.searched_for
         if self.table is not None:
             out["table"] = self.table.to_json()
+        if self.comparison is not None:
+            out["comparison"] = self.comparison.to_json()
         if self.conversation_id is not None:
             out["conversation_id"] = self.conversation_id
             out["conversation"] = self.conversation_id  # the name before the contract said conversation_id

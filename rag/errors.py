@@ -2,6 +2,7 @@
 
     HearthError
     ├── LoadError          one document could not be read (the batch goes on)
+    ├── CompareError       two documents cannot be compared (they share no sections)
     └── StoreError         the vector store cannot be opened or written
         └── IndexDamaged   its files can no longer be read (rebuilt from the keyword index)
 """
@@ -25,3 +26,7 @@ class StoreError(HearthError):
 
 class IndexDamaged(StoreError):
     """The local vector index cannot be read any more (a forced stop mid-write); it can be rebuilt."""
+
+
+class CompareError(HearthError):
+    """Two documents cannot be compared meaningfully (they share no sections)."""

@@ -38,7 +38,8 @@ import numpy as np
 from inference.errors import Cancelled, HearthError
 from rag.errors import IndexDamaged, LoadError
 from rag.chunking import Chunk, TokenCounter, _embedding_text, chunk_sections, embedding_text
-from rag.loaders import SUPPORTED_SUFFIXES, Limits
+from rag.discovery import Failure, _discover, _under, discover, leads_outside, outside_link, source_id
+from rag.loaders import Limits
 from rag.manifest import DocumentRecord, Manifest, _remove, forget
 from rag.parse_pool import (
     DEFAULT_MEMORY_LIMIT, BatchThread, ParseJob, Parsed, ParsePool, default_workers, parse_inline,
@@ -46,6 +47,7 @@ from rag.parse_pool import (
 from rag.store import DocumentIndex, DocumentWrite
 from rag.table_store import TableStore
 from rag.tables import Table, extract_tables
+from rag.versions import VersionStore
 
 if TYPE_CHECKING:
     from inference.embedder import Embedder
@@ -77,26 +79,13 @@ class IngestOptions:
     # Passages of many files written together (one keyword-index transaction, one Chroma call, one manifest
     # transaction each side); 0 = write each file on its own. A shared server takes each document on its own.
     write_batch: int = 1024
+    keep_versions: int = 5  # earlier versions of a document whose text is kept for `compare` (rag/versions.py); 0: none
 
     @property
     def limits(self) -> Limits:
         """The loaders' limits."""
         return Limits(max_pages=self.max_pages, max_unzipped_bytes=self.max_unzipped_bytes,
                       max_zip_ratio=self.max_zip_ratio)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Failure:
-    """One input that could not be indexed, and why."""
-
-    source: str
-    error: str
-    kind: str  # corrupt, encrypted, empty, no_text_layer, too_large, timeout, unsupported, unreadable, missing,
-    # outside_link (a link in a folder that leads out of it), error
-
-    def to_json(self) -> dict[str, str]:
-        """The contract's failure object (plus its kind)."""
-        return {"source": self.source, "error": self.error, "kind": self.kind}
 
 
 @dataclass(frozen=True)
@@ -154,135 +143,6 @@ class IngestReport:
 
 
 @dataclass
-class _Scan:
-    files: list[Path] = field(default_factory=list)
-    failures: list[Failure] = field(default_factory=list)
-    skipped: int = 0
-    roots: list[str] = field(default_factory=list)  # folders walked: documents under them not found are gone
-    unlisted: list[str] = field(default_factory=list)  # folders that could not be listed: nothing under them is gone
-    within: dict[Path, str] = field(default_factory=dict)  # file found in a folder -> that folder (resolved)
-    links_out: list[str] = field(default_factory=list)  # links refused as leading out: what was under them is gone
-
-
-def source_id(path: Path) -> str:
-    """The stable identity of a file in the index: its absolute path with links resolved.
-
-    For a file found in a folder this is always a path inside that folder: a link that leads out of
-    the folder is never read (see `outside_link`)."""
-    return str(path.resolve())
-
-
-def leads_outside(path: Path, folder: str) -> bool:
-    """Whether `path` (inside `folder`, a resolved path) resolves to a place outside that folder."""
-    return not _under(os.path.realpath(path), folder)  # realpath: a link that loops is no error here
-
-
-def outside_link(path: Path) -> Failure:
-    """The report of a link in a folder being indexed whose target lies outside that folder: not read.
-
-    An unpacked archive or a cloned share may hold `readme.txt -> ~/.ssh/id_rsa`; following it would make
-    the key searchable. A file the user names directly is read even when it is a link: that is their choice.
-    """
-    shown = _shown(str(path.absolute()))
-    why = f"{_shown(path.name)}: link leads outside the folder, so it was not read."
-    return Failure(shown, why, "outside_link")
-
-
-def discover(paths: Iterable[Path], *, include_hidden: bool = False) -> tuple[list[Path], list[Failure], int]:
-    """Expand files and folders into readable files; returns (files, failures, skipped-unsupported)."""
-    scan = _discover(paths, include_hidden=include_hidden)
-    return scan.files, scan.failures, scan.skipped
-
-
-def _discover(paths: Iterable[Path], *, include_hidden: bool, within: Sequence[str] = ()) -> _Scan:
-    """`within`: resolved folders whose rule holds for files named one by one too (a watched folder's
-    changed files): one of them that leads out is refused, and it is checked again when read."""
-    scan = _Scan()
-    files: dict[str, Path] = {}
-    for path in paths:
-        path = Path(path)
-        home = next((f for f in within if _under(os.path.abspath(path), f)), None)
-        if home is not None and not path.is_dir() and leads_outside(path, home):
-            scan.failures.append(outside_link(path))
-        elif not path.exists():
-            scan.failures.append(Failure(str(path.absolute()), f"{path}: no such file or folder", "missing"))
-        elif path.is_dir():
-            top = source_id(path)
-            scan.roots.append(top)
-
-            def unlisted(exc: OSError) -> None:
-                scan.unlisted.append(str(Path(exc.filename).resolve()) if exc.filename else scan.roots[-1])
-
-            for root, dirs, names in os.walk(path, followlinks=False, onerror=unlisted):
-                if not include_hidden:
-                    dirs[:] = [d for d in dirs if not d.startswith(".")]
-                dirs.sort()
-                for d in dirs:  # os.walk lists linked folders but does not enter them
-                    p = Path(root, d)
-                    if p.is_symlink() and leads_outside(p, top):
-                        scan.failures.append(outside_link(p))
-                        scan.links_out.append(os.path.join(os.path.realpath(root), d))
-                for name in sorted(names):
-                    if not include_hidden and name.startswith("."):
-                        continue
-                    p = Path(root, name)
-                    if p.suffix.lower() not in SUPPORTED_SUFFIXES:
-                        scan.skipped += 1
-                        continue
-                    if leads_outside(p, top):  # checked before anything opens or stats the target
-                        scan.failures.append(outside_link(p))
-                        scan.links_out.append(os.path.join(os.path.realpath(root), name))  # as a source would be
-                        continue
-                    refused = _refusal(p)
-                    if refused is not None:
-                        scan.failures.append(refused)
-                        continue
-                    if files.setdefault(source_id(p), p) is p:
-                        scan.within[p] = top
-        elif path.suffix.lower() not in SUPPORTED_SUFFIXES:
-            scan.failures.append(
-                Failure(
-                    source_id(path),
-                    f"{path.name}: this file type ({path.suffix or 'none'}) is not supported",
-                    "unsupported",
-                )
-            )
-        elif (refused := _refusal(path)) is not None:
-            scan.failures.append(refused)
-        elif files.setdefault(source_id(path), path) is path and home is not None:
-            scan.within[path] = home
-    scan.files = list(files.values())
-    return scan
-
-
-def _refusal(path: Path) -> Failure | None:
-    """Why a document-named entry cannot be indexed before anything reads it: a link that leads nowhere,
-    a pipe or device (reading one would block), or a name the index cannot store; None if it can be."""
-    shown = _shown(str(path.absolute()))
-    name = _shown(path.name)
-    if not path.is_file():  # follows links: False for a broken or looping one, a pipe, a device
-        if path.is_symlink():
-            why = f"{name} is a link that leads nowhere (its target is missing, or it loops)."
-            return Failure(shown, why, "unreadable")
-        return Failure(shown, f"{name} is not a regular file (a pipe, socket or device).", "unreadable")
-    if shown != str(path.absolute()):
-        return Failure(
-            shown, f"{name}: the file's name is not valid UTF-8, which the index cannot store; rename the file.",
-            "unsupported",
-        )  # fmt: skip
-    return None
-
-
-def _shown(name: str) -> str:
-    """A path or name as text that can be printed and stored: bytes that are not UTF-8 become U+FFFD."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-def _under(source: str, folder: str) -> bool:
-    return source == folder or source.startswith(folder.rstrip(os.sep) + os.sep)
-
-
-@dataclass
 class _Doc:
     """One read file on its way to the index: its chunks, and vectors as they are filled in."""
 
@@ -305,9 +165,10 @@ class _Run:
 
     def __init__(self, workspace: str, embedder: Embedder, store: DocumentIndex, manifest: Manifest,
                  options: IngestOptions, progress: Callable[[Progress], None] | None,
-                 cancel: Callable[[], bool] | None, tables: TableStore | None = None) -> None:  # fmt: skip
+                 cancel: Callable[[], bool] | None, tables: TableStore | None = None,
+                 versions: VersionStore | None = None) -> None:  # fmt: skip
         self.workspace, self.embedder, self.store, self.manifest = workspace, embedder, store, manifest
-        self.tables = tables
+        self.tables, self.versions = tables, versions
         self.options, self._progress, self._cancel = options, progress, cancel
         self.report = IngestReport()
         self.t0 = time.perf_counter()
@@ -428,9 +289,11 @@ class _Run:
         self._written(docs, time.perf_counter() - t0)
 
     def _write_tables(self, docs: Sequence[_Doc]) -> None:
-        """Swap the documents' tables for their new ones (before the manifest marks them done, under their hash)."""
+        """Swap the documents' tables for their new ones and keep their text (before the manifest marks them done)."""
         if self.tables is not None:  # timed with the rest of the write
             self.tables.write(self.workspace, [(d.source, d.parsed.sha256 or "", d.tables) for d in docs])
+        if self.versions is not None:  # and the text of this version, kept whole before the manifest says done
+            self.versions.record_all(self.workspace, [(d.source, d.parsed) for d in docs], self.options.keep_versions)
 
     def write_batch(self, docs: list[_Doc]) -> None:
         """write_many; if that fails, each document on its own, so that a bad one costs only itself."""
@@ -484,12 +347,12 @@ _PIPELINE_FILES = 16  # files to read from which the pipeline (and batched writi
 def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: DocumentIndex, manifest: Manifest,
            options: IngestOptions = IngestOptions(), progress: Callable[[Progress], None] | None = None,
            cancel: Callable[[], bool] | None = None, tables: TableStore | None = None,
-           within: Sequence[Path] = ()) -> IngestReport:  # fmt: skip
+           versions: VersionStore | None = None, within: Sequence[Path] = ()) -> IngestReport:  # fmt: skip
     """Index files and folders into a workspace; one bad file never stops the batch.
     Folders are rescanned: documents indexed from under them that are no longer there are removed.
-    With `tables`, every document's tables are kept there too, typed, in step with the manifest.
+    With `tables` (and `versions`), every document's typed tables (its text) are kept too, in step with the manifest.
     `within`: folders (a watcher's) that files named in `paths` were found in: their link rule holds."""
-    run = _Run(workspace, embedder, store, manifest, options, progress, cancel, tables)
+    run = _Run(workspace, embedder, store, manifest, options, progress, cancel, tables, versions)
     report = run.report
     scan = _discover(paths, include_hidden=options.include_hidden, within=[source_id(Path(f)) for f in within])
     report.failed.extend(scan.failures)

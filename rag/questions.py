@@ -176,7 +176,8 @@ class Questions:
         added to it. A follow-up is searched as a standalone query (`Answer.searched_for`); `query` searches
         that instead (the user corrected it). `scope` limits the answer to those indexed files or folders.
         "Summarize X" with X a document of the workspace is answered by `summarize`; "what does X say about
-        …" is asked of X alone; `progress` hears how far such a summary is.
+        …" is asked of X alone; `progress` hears how far such a summary is. "What changed in X?" and "compare
+        X and Y" are answered from the computed comparison (rag/comparisons.py).
         """
         t0 = time.perf_counter()
         workspace = check_workspace(workspace)
@@ -186,6 +187,9 @@ class Questions:
             turns = conv.history()
         if turns and not history:
             history = [t.question for t in turns]
+        comparison = self.comparison_asked(question, workspace=workspace) if not scope and query is None else None
+        if comparison is not None:  # "what changed in X?", "compare X and Y": Hearth's own list of changes
+            return self._comparison_answer(question, comparison, conv, on_token=on_token, cancel=cancel)
         named = self._named_document(question, workspace) if not scope and query is None else None
         if named is not None and named[1] == "summary":
             return self._summary_answer(question, named[0], workspace, conv, on_token=on_token, cancel=cancel,

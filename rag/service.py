@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from inference.chat import ChatModel
 from inference.errors import HearthError, ModelError, UsageError
 from rag.answer import fixed_messages
+from rag.comparisons import Comparisons
 from rag.components import (check_model_name, embedder_folder, load_chat_model, load_check_model, load_embedder,
                             load_reranker, open_document_index, resolve_chat_model)
 from rag.config import HearthConfig, model_allowed
@@ -61,7 +62,7 @@ def release_free_memory() -> bool:
     return False
 
 
-class Hearth(Questions):
+class Hearth(Questions, Comparisons):
     """Hearth's core, built once with its parts; parts not passed in are made on first use."""
 
     def __init__(
@@ -330,6 +331,7 @@ class Hearth(Questions):
         if bound is not None and bound != embedder.name:
             paths = self._unbind_for_reembedding(workspace, embedder) + paths
         self.check_index(workspace)
+        self.keep_unkept_versions(workspace)  # documents indexed before versions were kept, changed since
         try:
             return self._repairing(lambda: ingest(
                 paths,
@@ -342,8 +344,10 @@ class Hearth(Questions):
                 cancel=cancel,
                 tables=self.tables,
                 within=within,
+                versions=self.versions,
             ))
-        finally:
+        finally:  # the kept versions of documents no longer indexed (rescanned folders, unreadable files) go
+            self.versions.prune(workspace, {r.source: r.sha256 for r in self.manifest.documents(workspace)})
             release_free_memory()
 
     def check_index(self, workspace: str = DEFAULT_WORKSPACE) -> RepairReport | None:
@@ -514,13 +518,17 @@ class Hearth(Questions):
 
         return read_page_boxes(path, page, self.config.ingest)
 
-    def forget(self, paths: Iterable[Path], *, workspace: str = DEFAULT_WORKSPACE) -> list[str]:
-        """Remove documents (or all under folders) from a workspace, and their passages and quotes from its
-        stored conversations (`last_redacted` says from how many answers); returns what was removed."""
+    def forget(self, paths: Iterable[Path], *, workspace: str = DEFAULT_WORKSPACE,
+               keep_versions: bool = False) -> list[str]:
+        """Remove documents (or all under folders) from a workspace with their kept versions (unless `keep_versions`),
+        and their passages and quotes from its stored conversations (`last_redacted` says from how many answers);
+        returns what was removed."""
         workspace = check_workspace(workspace)
         removed = forget(list(paths), workspace=workspace, store=self.store, manifest=self.manifest)
         if removed:
             self.tables.delete(workspace, removed)
+            if not keep_versions:
+                self.versions.delete(workspace, removed)
         self.last_redacted = self.conversations.redact_sources(workspace, removed) if removed else 0
         return removed
 
@@ -539,7 +547,7 @@ class Hearth(Questions):
             raise UsageError(f"{Path(missing[0]).name} no longer exists, so it cannot be read again.",
                              hint="Remove it from the library instead.")
         paths = [Path(s) for s in sources]
-        self.forget(paths, workspace=workspace)
+        self.forget(paths, workspace=workspace, keep_versions=True)
         return self.ingest(paths, workspace=workspace, progress=progress, cancel=cancel)
 
     def delete_workspace(self, workspace: str) -> list[str]:
@@ -549,6 +557,7 @@ class Hearth(Questions):
         removed = self.forget([Path(s) for s in sources], workspace=workspace) if sources else []
         self.conversations.delete_workspace(workspace)
         self.tables.drop_workspace(workspace)
+        self.versions.drop_workspace(workspace)
         return removed
 
     def add_model(self, path: Path, *, progress: Callable[[float], None] | None = None,

@@ -46,6 +46,8 @@ class LibraryPanel(QWidget):
     open_requested = Signal(str)
     ask_about_requested = Signal(list)  # documents to limit the next questions to
     summarize_requested = Signal(str)  # a document to summarize in the chat
+    compare_with_requested = Signal(str)  # a document to compare with another one (chosen next)
+    compare_previous_requested = Signal(str)  # a document to compare with its previous version
     cancel_requested = Signal()
     watch_requested = Signal()
     unwatch_requested = Signal(str)
@@ -53,6 +55,7 @@ class LibraryPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: dict[str, QTreeWidgetItem] = {}
+        self.versions: dict[str, int] = {}  # earlier versions kept, by document (those with any)
         self._current: str | None = None
         self._run_started = 0.0
         lay = QVBoxLayout(self)
@@ -164,9 +167,17 @@ class LibraryPanel(QWidget):
         summarize = QAction(self.tr("Summarize"), menu)
         summarize.setToolTip(self.tr("A summary of the whole document, section by section, in the chat"))
         summarize.triggered.connect(lambda: [self.summarize_requested.emit(s) for s in self.searchable()[:1]])
+        compare = QAction(self.tr("Compare with…"), menu)
+        compare.setToolTip(self.tr("What changed between this document and another one"))
+        compare.triggered.connect(lambda: [self.compare_with_requested.emit(s) for s in self.searchable()[:1]])
+        previous = QAction(self.tr("Compare with previous version"), menu)
+        previous.setToolTip(self.tr("What changed since the version indexed before this one"))
+        previous.triggered.connect(lambda: [self.compare_previous_requested.emit(s) for s in self.searchable()[:1]])
         menu.addAction(open_)
         menu.addAction(ask)
         menu.addAction(summarize)
+        menu.addAction(compare)
+        menu.addAction(previous)
         menu.addSeparator()
         reindex = QAction(self.tr("Re-index"), menu)
         reindex.triggered.connect(lambda: self.selected() and self.reindex_requested.emit(self.selected()))
@@ -179,10 +190,26 @@ class LibraryPanel(QWidget):
             for a in (open_, reindex, remove):
                 a.setEnabled(bool(self.selected()))
             ask.setEnabled(bool(self.searchable()))
-            summarize.setEnabled(len(self.selected()) == 1 and bool(self.searchable()))
+            one = len(self.selected()) == 1 and bool(self.searchable())
+            summarize.setEnabled(one)
+            compare.setEnabled(one and len(self.indexed()) > 1)
+            previous.setEnabled(one and self.versions.get(self.selected()[0], 0) > 0)
 
         menu.aboutToShow.connect(enable)
         return menu
+
+    def indexed(self) -> list[str]:
+        """Every indexed document of the list, in its order."""
+        return [s for s, item in sorted(self.rows.items(), key=lambda r: r[0])
+                if item.data(_COL_STATUS, Qt.ItemDataRole.UserRole) == DONE]
+
+    def set_versions(self, counts: dict[str, int]) -> None:
+        """Show which documents have earlier versions kept (they can be compared with the previous one)."""
+        changed = set(self.versions) | set(counts)
+        self.versions = dict(counts)
+        for source in changed:
+            if source in self.rows and self.status_of(source) == DONE:
+                self._set(source, DONE)
 
     def searchable(self) -> list[str]:
         """The selected documents that are indexed (what a question or a summary can use)."""
@@ -389,6 +416,12 @@ class LibraryPanel(QWidget):
         if scan is not None:
             label, reason = f"{label} · {scan[0]}", scan[1]  # the tooltip says what OCR read, and how well
             colour = theme.WARN if scan[2] else colour
+        earlier = self.versions.get(source, 0) if status == DONE else 0
+        if earlier:
+            label += " · " + (self.tr("1 earlier version") if earlier == 1 else
+                              self.tr("{n} earlier versions").format(n=earlier))
+            reason = (reason + "\n" if reason else "") + self.tr(
+                "Earlier versions are kept: right-click › Compare with previous version shows what changed.")
         item.setText(_COL_STATUS, label)
         item.setForeground(_COL_STATUS, QBrush(colour) if colour else self.palette().brush(QPalette.ColorRole.Text))
         tip = source if not reason else f"{source}\n{reason}"

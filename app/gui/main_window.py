@@ -157,6 +157,8 @@ class MainWindow(QMainWindow):
         self.library.open_requested.connect(src.open_document)
         self.library.ask_about_requested.connect(conv.ask_about)
         self.library.summarize_requested.connect(conv.summarize)
+        self.library.compare_with_requested.connect(docs.compare_with)
+        self.library.compare_previous_requested.connect(docs.compare)
         self.library.banner.log_requested.connect(self.open_log)
         self.library.watch_requested.connect(self.watch.choose)
         self.library.unwatch_requested.connect(self.watch.remove)

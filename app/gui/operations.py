@@ -193,6 +193,17 @@ class Operations(QObject):
         hearth = self.hearth
         return self.reader.submit("documents", lambda s: hearth.sources(workspace=workspace))
 
+    def earlier_versions(self, workspace: str) -> Job:
+        """How many earlier versions are kept of each document of the workspace that has any."""
+        hearth = self.hearth
+        return self.reader.submit("versions", lambda s: hearth.earlier_versions(workspace=workspace))
+
+    def compare(self, old: str, new: str | None, workspace: str, *, previous: bool = False) -> Job:
+        """What changed between two documents, or a document and its previous version (computed: no model)."""
+        hearth = self.hearth
+        return self.reader.submit("compare", lambda s: hearth.compare(old, new, previous=previous,
+                                                                      workspace=workspace))
+
     def language_notice(self, workspace: str) -> Job:
         """Whether most of the workspace is in a language its embedding model does not read (None if not)."""
         hearth = self.hearth

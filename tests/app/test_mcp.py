@@ -69,7 +69,8 @@ def test_mcp_server_tools_over_stdio(data):
         return out
 
     out = anyio.run(session)
-    assert set(out["tools"]) == {"search_documents", "ask", "list_sources", "summarize_document"}
+    assert set(out["tools"]) == {"search_documents", "ask", "list_sources", "summarize_document",
+                                 "compare_documents"}
     assert out["tools"]["search_documents"].description and "k" in out["tools"]["search_documents"].input_schema[
         "properties"]
 

@@ -89,6 +89,8 @@ def test_hearth_policy_names_a_file_only_when_there_is_no_system_policy(tmp_path
     ("[api]\nserver = 'sometimes'\n", "api.server must be one of"),
     ("[data]\nfolder = 'relative/path'\n", "absolute path"),
     ("[data]\nmax_file_size = 'huge'\n", "max_file_size"),
+    ("[data]\nkeep_versions = -1\n", "data.keep_versions must be a whole number"),
+    ("[data]\nkeep_versions = 'all'\n", "data.keep_versions must be a whole number"),
     ("[models]\nallowed = []\n", "non-empty list"),
     ("[models]\nallowed = ['/tmp/x.gguf']\n", "not paths"),
     ("[shared]\nllm_url = 'gpu-box:8080'\n", "http:// or https://"),
@@ -107,6 +109,21 @@ def test_sizes_and_user_folders(tmp_path):
     assert size(1024) == 1024 and size("2 GiB") == 2 << 30 and size("1.5 MB") == 1_500_000 and size("10kb") == 10_000
     p = parse_policy({"data": {"folder": "~/hearth-{user}"}}, source=tmp_path, user=lambda: "bo")
     assert p.data_dir == Path("~/hearth-bo").expanduser()
+
+
+def test_keeping_earlier_versions_can_be_turned_off(tmp_path):
+    p = parse_policy({"data": {"keep_versions": 0, "max_file_size": "1 MB"}}, source=tmp_path)
+    assert p.locked()["keep_versions"] == 0 and p.is_locked("keep_versions")
+    config = p.apply(HearthConfig(data_dir=tmp_path, ingest=IngestOptions(keep_versions=5)))
+    assert (config.ingest.keep_versions, config.ingest.max_file_bytes) == (0, 1_000_000)
+    assert parse_policy({}, source=tmp_path).apply(HearthConfig(data_dir=tmp_path)).ingest.keep_versions == 5
+    from app.config import Requested, hearth_config
+
+    env = {"HEARTH_DATA_DIR": str(tmp_path), "HEARTH_KEEP_VERSIONS": "2"}
+    assert hearth_config(Requested(), policy=Policy(), env=env).ingest.keep_versions == 2
+    assert hearth_config(Requested(), policy=p, env=env).ingest.keep_versions == 0  # the policy wins
+    with pytest.raises(UsageError, match="HEARTH_KEEP_VERSIONS must be a whole number"):
+        hearth_config(Requested(), policy=Policy(), env={**env, "HEARTH_KEEP_VERSIONS": "all"})
 
 
 # What it allows -----------------------------------------------------------------------------------

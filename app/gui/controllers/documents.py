@@ -21,6 +21,7 @@ class DocumentController(Controller):
     def __init__(self, window) -> None:
         super().__init__(window)
         self.jobs: list[Job] = []
+        self.compare_view: Any = None  # the last comparison shown
         self._noticed: set[str] = set()  # workspaces whose languages were checked this session
 
     def refresh(self) -> None:
@@ -39,12 +40,42 @@ class DocumentController(Controller):
         if ws != self.workspace:
             return
         self.window.library.set_documents(docs)
+        versions = self.ops.earlier_versions(ws)
+        versions.finished.connect(lambda counts: ws == self.workspace and self.window.library.set_versions(counts))
         done = sum(1 for d in docs if d.status == "done")
         self._update_count(done)
         if done and ws not in self._noticed:
             self._noticed.add(ws)  # said once a session per workspace; the banner is closed by the user
             job = self.ops.language_notice(ws)
             job.finished.connect(lambda notice: self._show_language_notice(ws, notice))
+
+    def compare_with(self, source: str) -> Job | None:
+        """Choose another indexed document and show what changed from it to `source`."""
+        from PySide6.QtWidgets import QInputDialog
+
+        others = [s for s in self.window.library.indexed() if s != source]
+        if not others:
+            return None
+        names = [f"{Path(s).name}  —  {Path(s).parent}" for s in others]
+        chosen, ok = QInputDialog.getItem(self.window, self.tr("Compare with…"),
+                                          self.tr("Compare {name} with (the older one):").format(
+                                              name=Path(source).name), names, 0, False)
+        if not ok:
+            return None
+        return self.compare(others[names.index(chosen)], source)
+
+    def compare(self, old: str, new: str | None = None) -> Job:
+        """Show what changed from `old` to `new`, or with `new` None, from `old`'s previous version to it."""
+        job = self.ops.compare(old, new, self.workspace, previous=new is None)
+        job.finished.connect(self._show_comparison)
+        job.failed.connect(self.show_failure)
+        return job
+
+    def _show_comparison(self, comparison: Any) -> None:
+        from app.gui.compare_view import CompareView
+
+        self.compare_view = CompareView(comparison, self.window)
+        self.compare_view.show()
 
     def _show_language_notice(self, ws: str, notice: Any) -> None:
         """Most of the workspace is in a language the embedder does not read: say so, with the numbers."""

@@ -77,6 +77,74 @@
     </message>
 </context>
 <context>
+    <name>CompareView</name>
+    <message>
+        <location filename="../compare_view.py" line="40"/>
+        <source>What changed: {old} → {new}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../compare_view.py" line="81"/>
+        <source>Previous change</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../compare_view.py" line="84"/>
+        <source>Next change</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../compare_view.py" line="87"/>
+        <source>Close</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../compare_view.py" line="112"/>
+        <source>No changes in the text (formatting and spacing aside).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../compare_view.py" line="116"/>
+        <source>Change {n} of {count}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../compare_view.py" line="140"/>
+        <source>renamed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../compare_view.py" line="141"/>
+        <source>added</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../compare_view.py" line="141"/>
+        <source>removed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../compare_view.py" line="141"/>
+        <source>changed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../compare_view.py" line="142"/>
+        <source>moved</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../compare_view.py" line="147"/>
+        <source>version {n}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../compare_view.py" line="149"/>
+        <source>indexed {when}</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>ConversationController</name>
     <message>
         <location filename="../controllers/conversations.py" line="90"/>
@@ -127,127 +195,137 @@
 <context>
     <name>DocumentController</name>
     <message>
-        <location filename="../controllers/documents.py" line="52"/>
-        <source>Russian</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../controllers/documents.py" line="52"/>
-        <source>German</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../controllers/documents.py" line="52"/>
-        <source>French</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../controllers/documents.py" line="53"/>
-        <source>Spanish</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../controllers/documents.py" line="53"/>
-        <source>Italian</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../controllers/documents.py" line="53"/>
-        <source>Portuguese</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../controllers/documents.py" line="54"/>
-        <source>Dutch</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../controllers/documents.py" line="54"/>
-        <source>Polish</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../controllers/documents.py" line="56"/>
-        <source>{n} of the {total} passages here are in {language}, which the embedding model {model} does not read: questions in {language} are matched by their words only, not by their meaning.</source>
+        <location filename="../controllers/documents.py" line="60"/>
+        <source>Compare with…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../controllers/documents.py" line="61"/>
+        <source>Compare {name} with (the older one):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="83"/>
+        <source>Russian</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="83"/>
+        <source>German</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="83"/>
+        <source>French</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="84"/>
+        <source>Spanish</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="84"/>
+        <source>Italian</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="84"/>
+        <source>Portuguese</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="85"/>
+        <source>Dutch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="85"/>
+        <source>Polish</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="87"/>
+        <source>{n} of the {total} passages here are in {language}, which the embedding model {model} does not read: questions in {language} are matched by their words only, not by their meaning.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../controllers/documents.py" line="92"/>
         <source>A multilingual model (multilingual-e5 or bge-m3, as a sentence-transformers folder) would read them: Hearth converts it and embeds this workspace&apos;s documents again with it.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="63"/>
+        <location filename="../controllers/documents.py" line="94"/>
         <source>Use a multilingual model…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="68"/>
+        <location filename="../controllers/documents.py" line="99"/>
         <source>Choose a multilingual embedding model folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="72"/>
+        <location filename="../controllers/documents.py" line="103"/>
         <source>Use another embedding model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="73"/>
+        <location filename="../controllers/documents.py" line="104"/>
         <source>Convert the model in {folder} and embed the {n} documents of this workspace again with it? That takes a while; questions are answered from the documents already done. If you stop it, add the remaining documents again later.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="81"/>
+        <location filename="../controllers/documents.py" line="112"/>
         <source>This workspace is now searched with the model in {folder}.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="90"/>
+        <location filename="../controllers/documents.py" line="121"/>
         <source>Add documents</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="96"/>
+        <location filename="../controllers/documents.py" line="127"/>
         <source>Add a folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="139"/>
+        <location filename="../controllers/documents.py" line="170"/>
         <source>Indexed {n} documents ({chunks} passages) in {s:.1f} s; {u} unchanged, {f} failed.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="156"/>
+        <location filename="../controllers/documents.py" line="187"/>
         <source>Stopping after the current document…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="161"/>
+        <location filename="../controllers/documents.py" line="192"/>
         <source>Remove documents</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="162"/>
+        <location filename="../controllers/documents.py" line="193"/>
         <source>Remove {names} from the library? The files themselves are not deleted.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="176"/>
+        <location filename="../controllers/documents.py" line="207"/>
         <source>Adding the model {name}…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="179"/>
+        <location filename="../controllers/documents.py" line="210"/>
         <source>Adding the model {name}… {pct:.0f}%</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="183"/>
+        <location filename="../controllers/documents.py" line="214"/>
         <source>{name} is now in the model library.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../controllers/documents.py" line="184"/>
+        <location filename="../controllers/documents.py" line="215"/>
         <source>Choose it as the chat model in Settings (Ctrl+,).</source>
         <translation type="unfinished"></translation>
     </message>
@@ -517,254 +595,289 @@
 <context>
     <name>LibraryPanel</name>
     <message>
-        <location filename="../library.py" line="63"/>
+        <location filename="../library.py" line="66"/>
         <source>Add files…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="64"/>
+        <location filename="../library.py" line="67"/>
         <source>Add documents to this workspace (Ctrl+O)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="67"/>
+        <location filename="../library.py" line="70"/>
         <source>Add folder…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="71"/>
-        <location filename="../library.py" line="162"/>
+        <location filename="../library.py" line="74"/>
+        <location filename="../library.py" line="165"/>
         <source>Ask about these</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="72"/>
+        <location filename="../library.py" line="75"/>
         <source>Answer the next questions from the selected documents only</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="78"/>
+        <location filename="../library.py" line="81"/>
         <source>More actions for the selected documents</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="96"/>
+        <location filename="../library.py" line="99"/>
         <source>Cancel</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="97"/>
+        <location filename="../library.py" line="100"/>
         <source>Stop indexing; the documents done so far are kept</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="108"/>
+        <location filename="../library.py" line="111"/>
         <source>Document</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="108"/>
+        <location filename="../library.py" line="111"/>
         <source>Status</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="108"/>
+        <location filename="../library.py" line="111"/>
         <source>Passages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="131"/>
+        <location filename="../library.py" line="134"/>
         <source>Watched folders</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="133"/>
+        <location filename="../library.py" line="136"/>
         <source>Watch a folder…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="134"/>
+        <location filename="../library.py" line="137"/>
         <source>Keep a folder in sync: new, changed and deleted files are picked up by themselves</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="150"/>
+        <location filename="../library.py" line="153"/>
         <source>None: documents are indexed when you add them.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="153"/>
+        <location filename="../library.py" line="156"/>
         <source>Drop files or folders anywhere on the window to add them; drop a .gguf file to add a chat model.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="160"/>
+        <location filename="../library.py" line="163"/>
         <source>Open</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="164"/>
+        <location filename="../library.py" line="167"/>
         <source>Summarize</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="165"/>
+        <location filename="../library.py" line="168"/>
         <source>A summary of the whole document, section by section, in the chat</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <location filename="../library.py" line="170"/>
+        <source>Compare with…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <location filename="../library.py" line="171"/>
-        <source>Re-index</source>
+        <source>What changed between this document and another one</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../library.py" line="173"/>
+        <source>Compare with previous version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="174"/>
+        <source>What changed since the version indexed before this one</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="182"/>
+        <source>Re-index</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="184"/>
         <source>Remove from the library</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="199"/>
+        <location filename="../library.py" line="226"/>
         <source>starting…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="226"/>
+        <location filename="../library.py" line="253"/>
         <source>Open folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="227"/>
+        <location filename="../library.py" line="254"/>
         <source>Stop watching</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="237"/>
+        <location filename="../library.py" line="264"/>
         <source>queued</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="237"/>
+        <location filename="../library.py" line="264"/>
         <source>reading…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="237"/>
+        <location filename="../library.py" line="264"/>
         <source>embedding…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="238"/>
+        <location filename="../library.py" line="265"/>
         <source>done</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="238"/>
+        <location filename="../library.py" line="265"/>
         <source>failed</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="238"/>
+        <location filename="../library.py" line="265"/>
         <source>not indexed (stopped)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="239"/>
+        <location filename="../library.py" line="266"/>
         <source>interrupted, will be redone</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="252"/>
+        <location filename="../library.py" line="279"/>
         <source>scanned, low confidence</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="254"/>
+        <location filename="../library.py" line="281"/>
         <source>Read by OCR from page images, poorly on pages: {pages}. Check their text against the original before relying on it.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="257"/>
+        <location filename="../library.py" line="284"/>
         <source>Read by OCR from page images, poorly: check the text against the original before relying on it.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="261"/>
-        <location filename="../library.py" line="263"/>
+        <location filename="../library.py" line="288"/>
+        <location filename="../library.py" line="290"/>
         <source>scanned</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="261"/>
+        <location filename="../library.py" line="288"/>
         <source>Pages read by OCR from page images: {pages}.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="263"/>
+        <location filename="../library.py" line="290"/>
         <source>Read by OCR from page images.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="304"/>
+        <location filename="../library.py" line="331"/>
         <source>Looking for documents…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="327"/>
+        <location filename="../library.py" line="354"/>
         <source>Converting the embedding model in {folder} (a minute or so)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="344"/>
+        <location filename="../library.py" line="371"/>
         <source>Indexing stopped.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="345"/>
+        <location filename="../library.py" line="372"/>
         <source>The documents indexed so far are kept; add the rest again to go on.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="349"/>
+        <location filename="../library.py" line="376"/>
         <source>{n} of the documents could not be read.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="350"/>
+        <location filename="../library.py" line="377"/>
         <source>Each one&apos;s reason is in its row (hover for the full text).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="357"/>
+        <location filename="../library.py" line="384"/>
         <source>{done} of {total} files · {chunks} passages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="360"/>
+        <location filename="../library.py" line="387"/>
         <source>{pages} pages, {rate:.1f} pages/s</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="367"/>
+        <location filename="../library.py" line="394"/>
         <source>{rate:.0f} passages/s · about {eta} left</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="396"/>
+        <location filename="../library.py" line="421"/>
+        <source>1 earlier version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="422"/>
+        <source>{n} earlier versions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="424"/>
+        <source>Earlier versions are kept: right-click › Compare with previous version shows what changed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../library.py" line="429"/>
         <source>{n} pages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="411"/>
+        <location filename="../library.py" line="444"/>
         <source>No documents yet.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="413"/>
+        <location filename="../library.py" line="446"/>
         <source>{n} documents · {chunks} passages</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../library.py" line="415"/>
+        <location filename="../library.py" line="448"/>
         <source>{n} failed</source>
         <translation type="unfinished"></translation>
     </message>
@@ -773,119 +886,119 @@
     <name>MainWindow</name>
     <message>
         <location filename="../main_window.py" line="94"/>
-        <location filename="../main_window.py" line="205"/>
+        <location filename="../main_window.py" line="207"/>
         <source>Library</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../main_window.py" line="95"/>
-        <location filename="../main_window.py" line="206"/>
+        <location filename="../main_window.py" line="208"/>
         <source>Hardware</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="184"/>
+        <location filename="../main_window.py" line="186"/>
         <source>&amp;File</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="185"/>
+        <location filename="../main_window.py" line="187"/>
         <source>Add files…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="187"/>
+        <location filename="../main_window.py" line="189"/>
         <source>Add folder…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="188"/>
+        <location filename="../main_window.py" line="190"/>
         <source>Watch a folder…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="190"/>
+        <location filename="../main_window.py" line="192"/>
         <source>New workspace…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="192"/>
+        <location filename="../main_window.py" line="194"/>
         <source>Settings…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="194"/>
+        <location filename="../main_window.py" line="196"/>
         <source>Quit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="195"/>
+        <location filename="../main_window.py" line="197"/>
         <source>&amp;Chat</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="196"/>
+        <location filename="../main_window.py" line="198"/>
         <source>New chat</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="198"/>
+        <location filename="../main_window.py" line="200"/>
         <source>Stop</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="200"/>
+        <location filename="../main_window.py" line="202"/>
         <source>Export chat…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="201"/>
+        <location filename="../main_window.py" line="203"/>
         <source>&amp;View</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="202"/>
+        <location filename="../main_window.py" line="204"/>
         <source>Side panel</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="207"/>
+        <location filename="../main_window.py" line="209"/>
         <source>&amp;Help</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="208"/>
+        <location filename="../main_window.py" line="210"/>
         <source>User guide</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="210"/>
+        <location filename="../main_window.py" line="212"/>
         <source>Open log file</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="211"/>
+        <location filename="../main_window.py" line="213"/>
         <source>Open data folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="212"/>
-        <location filename="../main_window.py" line="342"/>
+        <location filename="../main_window.py" line="214"/>
+        <location filename="../main_window.py" line="344"/>
         <source>About Hearth</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="330"/>
+        <location filename="../main_window.py" line="332"/>
         <source>The user guide is not installed with this copy of Hearth.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="331"/>
+        <location filename="../main_window.py" line="333"/>
         <source>It is the docs/ folder of Hearth&apos;s source, starting at docs/README.md.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="343"/>
+        <location filename="../main_window.py" line="345"/>
         <source>&lt;b&gt;Hearth&lt;/b&gt;&lt;br&gt;Private, offline answers from your own documents.&lt;br&gt;Nothing leaves this computer.</source>
         <translation type="unfinished"></translation>
     </message>
