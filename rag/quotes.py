@@ -18,15 +18,16 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rag.abstain import (
-    REFUSAL, WORD_PREFIX, YES_NO_VERBS, abstain_text, abstains, calibrated, evidence, invented_figures,
-    lacks_asked_kind, missing_share, only_thin_evidence, reply_says, says_nothing, unfounded_no,
+    ABSTAIN_UNSUPPORTED_BELOW, REFUSAL, WORD_PREFIX, YES_NO_VERBS, abstain_reason, abstain_text, calibrated, evidence,
+    invented_figures, lacks_asked_kind, missing_share, missing_words, only_thin_evidence, reply_says, says_nothing,
+    unfounded_no, why_withheld,
 )
 from rag.confirm import DEFAULT_BOUNDS, QUESTION_LINES
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
@@ -35,6 +36,7 @@ from rag.lines import names_heading, split_units
 from rag.lexical import query_terms
 from rag.retrieval import RetrievalOptions, reads
 from rag.store import Hit
+from rag.support import Quote, SentenceSupport, Support
 
 if TYPE_CHECKING:
     from inference.embedder import Embedder
@@ -48,95 +50,6 @@ _EMPTY_SLOT = re.compile(
     re.IGNORECASE,
 )
 FALLBACK_PREFIX = "The documents say: "
-
-
-@dataclass(frozen=True)
-class Quote:
-    """A sentence of a source document that supports the answer, with its exact place."""
-
-    source: str
-    page: int | None
-    heading: str | None
-    text: str
-    start: int  # character offsets in the document's full text, as the loaders produce it
-    end: int
-    passage: int  # 1-based number of the passage it came from
-    score: float
-
-    def to_json(self) -> dict[str, Any]:
-        """The contract's quote object."""
-        return {
-            "source": self.source,
-            "page": self.page,
-            "heading": self.heading,
-            "text": self.text,
-            "start": self.start,
-            "end": self.end,
-        }
-
-
-@dataclass(frozen=True)
-class SentenceSupport:
-    """One sentence of the answer, and the quote (index into quotes) that supports it, if any."""
-
-    text: str
-    support: int | None
-    citation: int | None  # 1-based passage number from the alignment
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON form: text, support, citation."""
-        return {"text": self.text, "support": self.support, "citation": self.citation}
-
-
-@dataclass(frozen=True)
-class Support:
-    """The answer as shown (citations from alignment), its sentences' support, and the quotes."""
-
-    text: str
-    sentences: list[SentenceSupport] = field(default_factory=list)
-    quotes: list[Quote] = field(default_factory=list)
-    fallback: bool = False  # the model's reply was replaced by the quotes themselves
-    # The documents do not seem to answer the question: `text` says so, the quotes are the closest lines, and
-    # the model's reply is its unsupported guess (shown on request). See `abstains`.
-    abstained: bool = False
-    # What the not-found rule weighed (rag/abstain.py), when it was applied: the evidence, and the similarity to
-    # the question of the line the reply takes its answer from. For measuring (bench/abstain_signals.py); not stored.
-    evidence: float | None = field(default=None, compare=False)
-    answer_line: float | None = field(default=None, compare=False)
-    verdict: float | None = field(default=None, compare=False)  # the model's, on the reply's lines (rag.confirm)
-    question_verdict: float | None = field(default=None, compare=False)  # the model's, on the question's lines
-    # What that verdict changed: "withheld" (the rule let the reply stand), "lines" (the rule withheld it), or None.
-    question_changed: str | None = field(default=None, compare=False)
-    # The model's own Yes or No to a yes-or-no question over those lines (log P(Yes) - log P(No)), and whether it
-    # contradicted the reply's, so that the lines stood in for it...
-    yes_no_verdict: float | None = field(default=None, compare=False)
-    contradicted: bool = field(default=False, compare=False)
-    agreed: bool = field(default=False, compare=False)  # ...or, where they stood in anyway, gave it too: it opens them
-
-    def to_json(self) -> dict[str, Any]:
-        """Everything, quotes with their passage number and score (to store it and read it back)."""
-        return {
-            "text": self.text,
-            "sentences": [s.to_json() for s in self.sentences],
-            "quotes": [dict(q.to_json(), passage=q.passage, score=q.score) for q in self.quotes],
-            "fallback": self.fallback,
-            "abstained": self.abstained,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Support:
-        """The Support that `to_json` wrote."""
-        return cls(
-            str(data.get("text", "")),
-            [SentenceSupport(str(s["text"]), s.get("support"), s.get("citation")) for s in data.get("sentences", [])],
-            [
-                Quote(str(q["source"]), q.get("page"), q.get("heading"), str(q["text"]), int(q["start"]),
-                      int(q["end"]), int(q.get("passage", 0)), float(q.get("score", 0.0)))
-                for q in data.get("quotes", [])
-            ],
-            bool(data.get("fallback", False)),
-            bool(data.get("abstained", False)),
-        )
 
 
 @dataclass(frozen=True)
@@ -283,6 +196,7 @@ def align(
     in_context: int = 2,  # of those, how many are quoted with the sentences around them
     rarity: Mapping[str, float] | None = None,  # the question's words and their weights (rag.abstain.rarity)
     check: Callable[[str, Sequence[tuple[str, str]]], float | None] | None = None,  # rag.confirm.AnswerCheck
+    not_found: str = "balanced",  # NOT_FOUND: "off" never withholds, "strict" withholds more than "balanced"
 ) -> Support:
     """Supporting quotes and per-sentence citations for an answer drawn from `hits` (numbered from 1).
 
@@ -290,6 +204,8 @@ def align(
     passages do not seem to answer it gets an abstaining Support (rag/abstain.py); without, it never does.
     With `check` as well, a reply the rule lets stand is also given up when the model, shown the line closest
     to each of its sentences, says none of them gives it (rag/confirm.py); English questions only.
+    `not_found` is the user's strictness: "off" shows every reply (its unsupported sentences marked), "strict"
+    also withholds a reply not wholly borne out, "balanced" is the rule as measured.
     """
     units = _units(hits)
     clean = _CITE.sub("", answer).strip()
@@ -382,10 +298,13 @@ def align(
             weighed["verdict"] = found = check(question, pairs) if check is not None else None
             return found
 
-        withheld = abstains(score, supported=1.0 if silent else supported, refusal=(refusal and not silent) or unfilled,
-                            answer_line=answer_line, invented=bool(invented), off_kind=off_kind)
+        weak = (refusal and not silent) or unfilled
+        reason = abstain_reason(score, supported=1.0 if silent else supported, refusal=weak,
+                                answer_line=answer_line, invented=bool(invented), off_kind=off_kind)
+        withheld = reason is not None
         if not withheld:
             withheld = checkable and bounds.checks(score) and bounds.denies(verdict())
+            reason = "denied" if withheld else None
         elif checkable and bounds.kept_from is not None and not silent and only_thin_evidence(
                 supported=supported, answer_line=answer_line, invented=bool(invented), off_kind=off_kind):
             # A reply the passages bear out, withheld for thin evidence alone, stands when the check is sure its
@@ -406,7 +325,7 @@ def align(
             asked = check.lines_answer(question, closest()[:QUESTION_LINES])
             weighed["question_verdict"] = asked
             if not withheld and bounds.unanswered(asked):
-                withheld, weighed["question_changed"] = True, "withheld"
+                withheld, reason, weighed["question_changed"] = True, "unanswered", "withheld"
             elif withheld and bounds.answered(asked):
                 withheld, lines_stand, weighed["question_changed"] = False, True, "lines"
         # A reply to a yes-or-no question that opens "No" where the lines say yes, or the other way round, and then
@@ -424,13 +343,19 @@ def align(
                 lines_stand, weighed["contradicted"] = True, True
             elif lines_stand and not invented and bounds.agrees(says, own):
                 weighed["agreed"] = True
-        if withheld:
+        if not withheld and not_found == "strict" and not refusal and not silent and said and (
+                supported < 1.0 or score < ABSTAIN_UNSUPPORTED_BELOW):
+            withheld, reason = True, "strict"  # "say so": a reply not wholly borne out, or on middling evidence
+        if withheld and not_found != "off":
             # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
             lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
             quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
-            return Support(abstain_text(language), [], quotes, abstained=True, **weighed)
-    if refusal or (unsupported and strong) or lines_stand:
+            why = why_withheld(reason or "evidence", figures=invented, refusal=weak, off_kind=off_kind,
+                               missing=missing_words(rarity, hits, question) if readable else ())
+            return Support(abstain_text(language), [], quotes, abstained=True, why=why, **weighed)
+    if refusal or (not_found != "off" and ((unsupported and strong) or lines_stand)):
         # The model failed (or the rule withheld a reply to a question the lines answer): show the documents' lines.
+        # With "off" only a refusal gives way: any other reply is shown, its unsupported sentences marked.
         lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
         quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
         # The Yes or No that both the reply and the larger model give, when they do, opens the lines.
