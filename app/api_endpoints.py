@@ -224,13 +224,14 @@ class HearthApi:
                  if q["role"] == "user" and a["role"] == "assistant"]
         on_token = (lambda piece: job.emit("token", piece)) if req.stream else None
         result = self.hearth.ask(question, k=req.k, workspace=workspace, on_token=on_token,
-                                 cancel=job.cancelled.is_set, history=history, turns=turns, scope=req.scope)
+                                 cancel=job.cancelled.is_set, history=history, turns=turns, scope=req.scope,
+                                 not_found=req.not_found)
         full = result.to_json()
         sources = full["sources"]
         # The supporting quotes, the answer with citations from them, and which sentences they support.
         # With `table` when a table computed the answer (its filters, the rows used and the result), `comparison` when
         # a comparison did ("what changed in X?").
-        support = {k: full[k] for k in ("answer", "quotes", "sentences", "fallback", "abstained", "reply",
+        support = {k: full[k] for k in ("answer", "quotes", "sentences", "fallback", "abstained", "why", "reply",
                                         "searched_for", "table", "comparison") if k in full}
         usage = result.usage
         if "prompt_tokens" in usage and "completion_tokens" in usage:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from app import changes
+from rag.answer import NOT_FOUND_MODES
 from app.config import hearth_config, requested_from_args
 from app.terminal import plain_output
 from inference.errors import Cancelled, HearthError, UsageError
@@ -74,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="continue stored conversation ID, or 'new' to start one (its id goes to stderr)")
     sp.add_argument("--query", default=None, metavar="TEXT",
                     help="search for TEXT instead of the question (e.g. a corrected `searched_for`)")
+    sp.add_argument("--not-found", dest="not_found", choices=NOT_FOUND_MODES, default=None,
+                    help="when the documents don't seem to answer: strict (say so), balanced (say so when unsure; "
+                         "the default, or HEARTH_NOT_FOUND), off (always show the model's answer)")
     scope(sp)
     common(sp)
     sp = sub.add_parser("summarize", help="summarise a whole indexed document, section by section")
@@ -434,6 +438,8 @@ def _ask(hearth, args: argparse.Namespace) -> int:
     support = result.support
     if support is not None and support.abstained:
         print("\nThat reply is only the model's guess: nothing in the passages bears it out. " + support.text)
+        if support.why:
+            print(f"Why: {support.why}")
     elif support is not None and support.contradicted:
         print("\nThe passages say otherwise than that reply's first word. " + support.text)
     elif support is not None and support.agreed:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from inference.errors import UsageError
+from rag.answer import check_not_found
 from rag.config import HearthConfig
 from rag.ingest import IngestOptions
 
@@ -30,6 +31,7 @@ ENV_LLM_URL = "HEARTH_LLM_URL"
 ENV_LLM_MODEL = "HEARTH_LLM_MODEL"
 ENV_LLM_API_KEY = "HEARTH_LLM_API_KEY"
 ENV_MODEL_RANKING = "HEARTH_MODEL_RANKING"
+ENV_NOT_FOUND = "HEARTH_NOT_FOUND"  # strict, balanced or off (rag.answer.NOT_FOUND_MODES)
 # Earlier versions of a changed document whose text is kept for `hearth compare` (IngestOptions.keep_versions).
 ENV_KEEP_VERSIONS = "HEARTH_KEEP_VERSIONS"
 # The model that checks answers' lines: a built-in name or a path, or "chat" for the chat model (HearthConfig).
@@ -51,6 +53,7 @@ class Requested:
     llm_url: str | None = None  # the office's shared OpenAI-compatible inference server
     llm_model: str | None = None
     model_ranking: bool | None = None  # the chat model orders `ask`'s first passages (HearthConfig.model_ranking)
+    not_found: str | None = None  # when the documents don't answer (HearthConfig.not_found)
 
     def over(self, base: Requested) -> Requested:
         """These choices, with `base`'s where these name none (flags over the app's saved choices)."""
@@ -70,6 +73,7 @@ def requested_from_args(args: object) -> Requested:
         llm_url=getattr(args, "llm_url", None),
         llm_model=getattr(args, "llm_model", None),
         model_ranking=getattr(args, "model_ranking", None),
+        not_found=getattr(args, "not_found", None),
     )
 
 
@@ -155,6 +159,7 @@ def hearth_config(requested: Requested = Requested(), *, policy: object | None =
         llm_api_key=env.get(ENV_LLM_API_KEY) or None,
         model_ranking=HearthConfig.model_ranking if ranking is None else ranking,
         check_model=env.get(ENV_CHECK_MODEL, "").strip() or None,
+        not_found=check_not_found(requested.not_found or env.get(ENV_NOT_FOUND, "").strip() or HearthConfig.not_found),
     )
     return policy.apply(config)
 

@@ -19,6 +19,7 @@ import threading
 from typing import Any
 
 from inference.errors import HearthError
+from rag.answer import NOT_FOUND_MODES
 from rag.service import DEFAULT_WORKSPACE, Hearth, check_workspace
 
 INSTRUCTIONS = (
@@ -61,20 +62,24 @@ def build_mcp(hearth: Hearth, *, workspace: str = DEFAULT_WORKSPACE) -> Any:
         return {"workspace": workspace, "passages": [h.to_json() for h in hits]}
 
     @server.tool(annotations=read_only)
-    def ask(question: str, documents: list[str] | None = None) -> dict[str, Any]:
+    def ask(question: str, documents: list[str] | None = None, not_found: str | None = None) -> dict[str, Any]:
         """Answer a question from the office's documents with a local model, only from `documents` (indexed
-        files or folders, as list_sources names them) when given.
+        files or folders, as list_sources names them) when given. `not_found`: "strict", "balanced" (the
+        default) or "off": how readily Hearth says the documents do not answer instead of showing the reply.
 
         Returns the answer, which cites passages as [1], [2]..., the numbered passages it was given
         (source file, page, heading, text, and whether the answer cites it), and supporting quotes: the
-        documents' own sentences that bear the answer out, with their places.
+        documents' own sentences that bear the answer out, with their places; `abstained` and `why` when the
+        documents do not seem to answer.
         """
-        result = run(hearth.ask, question, workspace=workspace, scope=documents or ())
+        if not_found is not None and not_found not in NOT_FOUND_MODES:
+            raise ToolError("not_found must be one of: " + ", ".join(NOT_FOUND_MODES) + ".")
+        result = run(hearth.ask, question, workspace=workspace, scope=documents or (), not_found=not_found)
         out = result.to_json()
         # With the supporting quotes (the documents' own words, with their places) and, when the model's
         # reply gave way to them, its own words in "reply".
-        extra = {k: out[k] for k in ("quotes", "fallback", "abstained", "reply", "searched_for", "table", "comparison")
-                 if k in out}
+        extra = {k: out[k] for k in ("quotes", "fallback", "abstained", "why", "reply", "searched_for", "table",
+                                     "comparison") if k in out}
         return {"workspace": workspace, "answer": out["answer"], "sources": out["sources"], **extra}
 
     @server.tool(annotations=read_only)

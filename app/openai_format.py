@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inference.errors import Cancelled, HearthError, UsageError
+from rag.answer import NOT_FOUND_MODES
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +110,7 @@ class ChatRequest:
     stop: tuple[str, ...] = ()
     k: int = 5  # passages for a grounded answer (a Hearth extension; OpenAI clients send it in extra_body)
     scope: tuple[str, ...] = ()  # "in": indexed files or folders a grounded answer is limited to (an extension)
+    not_found: str | None = None  # "strict", "balanced" or "off" (an extension; None: the server's setting)
 
 
 def parse_chat_request(body: dict[str, Any], *, max_messages: int) -> ChatRequest:
@@ -160,8 +162,11 @@ def parse_chat_request(body: dict[str, Any], *, max_messages: int) -> ChatReques
             or not all(isinstance(x, str) and 0 < len(x) <= 4096 for x in scope)):
         raise ApiError(400, "'in' must be a path or a list of up to 50 paths of indexed files or folders.",
                        param="in")
+    not_found = body.get("not_found")
+    if not_found is not None and not_found not in NOT_FOUND_MODES:
+        raise ApiError(400, "'not_found' must be one of: " + ", ".join(NOT_FOUND_MODES) + ".", param="not_found")
     return ChatRequest(model, messages, stream, bool(options.get("include_usage")), max_tokens,
-                       float(temperature), tuple(s for s in stops if s), k, tuple(scope))
+                       float(temperature), tuple(s for s in stops if s), k, tuple(scope), not_found)
 
 
 def is_int(value: Any) -> bool:

@@ -74,15 +74,24 @@ def missing_share(weights: Mapping[str, float], hits: Sequence[_Passage], questi
     The word that makes "how much", "how many", "how often" … a question asks for a figure; the answer
     states the figure, not the word, so it is not looked for.
     """
-    asking = {m.group(1).casefold() for m in _HOW.finditer(question)}
-    weights = {w: v for w, v in weights.items() if w.casefold() not in asking}
+    weights = _looked_for(weights, question)
     total = sum(weights.values())
     if not total:
         return 0.0
+    return sum(weights[w] for w in missing_words(weights, hits, question)) / total
+
+
+def missing_words(weights: Mapping[str, float], hits: Sequence[_Passage], question: str = "") -> list[str]:
+    """The question's words (those `weights` holds) that none of the passages holds, rarest first."""
+    weights = _looked_for(weights, question)
     text = " ".join(h.text for h in hits).casefold()
-    missing = sum(w for word, w in weights.items()
-                  if not re.search(r"(?<!\w)" + re.escape(word.casefold()[:WORD_PREFIX]), text))
-    return missing / total
+    missing = [word for word in weights if not re.search(r"(?<!\w)" + re.escape(word.casefold()[:WORD_PREFIX]), text)]
+    return sorted(missing, key=lambda w: -weights[w])
+
+
+def _looked_for(weights: Mapping[str, float], question: str) -> dict[str, float]:
+    asking = {m.group(1).casefold() for m in _HOW.finditer(question)}
+    return {w: v for w, v in weights.items() if w.casefold() not in asking}
 
 
 # How a refusal opens: "I don't know.", "The documents do not say.", also after a "No," ("No, the documents do
@@ -232,6 +241,13 @@ def evidence(unit_vecs: np.ndarray, q_vec: np.ndarray, missing: float) -> float:
 
 def abstains(evidence_score: float, *, supported: float, refusal: bool, answer_line: float | None = None,
              invented: bool = False, off_kind: bool = False) -> bool:
+    """Whether to say the documents do not seem to answer (`abstain_reason` gives why)."""
+    return abstain_reason(evidence_score, supported=supported, refusal=refusal, answer_line=answer_line,
+                          invented=invented, off_kind=off_kind) is not None
+
+
+def abstain_reason(evidence_score: float, *, supported: float, refusal: bool, answer_line: float | None = None,
+                   invented: bool = False, off_kind: bool = False) -> str | None:
     """Whether to say the documents do not seem to answer, given the evidence, the share of the reply's
     sentences the aligner bore out, whether the reply was a refusal, how close to the question the
     passage line is that the reply takes its answer from (None when it takes none), and whether the reply
@@ -241,13 +257,21 @@ def abstains(evidence_score: float, *, supported: float, refusal: bool, answer_l
 
     A reply whose answer comes from a line about something else ("The name of the program Falcot's
     accounting department uses is firefox-esr." from "Depends: firefox-esr | www-browser") is the model
-    filling the gap with whatever the passages held, however close other lines come to the question."""
-    if invented or (answer_line is not None and answer_line < OFF_QUESTION_BELOW):
-        return True
+    filling the gap with whatever the passages held, however close other lines come to the question.
+
+    The reason, None when the reply stands: "invented" (a made-up figure), "off_line" (its answer comes from a line
+    off the question), "weak" (a weak reply on middling evidence, or thin evidence), "evidence" (thin evidence
+    alone)."""
+    if invented:
+        return "invented"
+    if answer_line is not None and answer_line < OFF_QUESTION_BELOW:
+        return "off_line"
     weak_reply = refusal or off_kind or supported < SUPPORTED_SHARE
     if evidence_score < ABSTAIN_BELOW:  # too little evidence, but for a reply borne out by a line on the question
-        return weak_reply or answer_line is None or answer_line < ON_QUESTION
-    return weak_reply and evidence_score < ABSTAIN_UNSUPPORTED_BELOW
+        if weak_reply:
+            return "weak"
+        return "evidence" if answer_line is None or answer_line < ON_QUESTION else None
+    return "weak" if weak_reply and evidence_score < ABSTAIN_UNSUPPORTED_BELOW else None
 
 
 def only_thin_evidence(*, supported: float, answer_line: float | None, invented: bool = False,
@@ -262,3 +286,33 @@ def only_thin_evidence(*, supported: float, answer_line: float | None, invented:
 def abstain_text(language: str) -> str:
     """What Hearth says instead of the reply, in the question's language (English when it has no wording)."""
     return _TEXT.get(language, _TEXT[DEFAULT_LANGUAGE])
+
+
+# The sentence a user reads under "not found": why the reply was withheld. English; other languages get it too.
+_WHY = {
+    "invented": "The reply's figure {figure} is in no passage.",
+    "off_line": "The reply takes its answer from a passage about something else.",
+    "missing": "No passage mentions {words}.",
+    "evidence": "No passage comes close to what the question asks.",
+    "refusal": "The model found no answer in the passages.",
+    "off_kind": "The reply does not give what the question asks for.",
+    "unsupported": "The passages do not bear the reply out.",
+    "denied": "Checked line by line, no passage gives what the reply says.",
+    "unanswered": "Read closely, the passages nearest the question do not answer it.",
+    "strict": "Part of the reply is not borne out by the passages (strict mode).",
+    "nothing": "No passage in the documents matches the question.",
+}
+
+
+def why_withheld(reason: str, *, figures: Sequence[str] = (), missing: Sequence[str] = (), refusal: bool = False,
+                 off_kind: bool = False) -> str:
+    """One sentence saying why a reply was withheld, from `abstain_reason`'s reason (or "denied", "unanswered",
+    "strict", "nothing") and the facts behind it: the made-up figures, the question's words no passage holds."""
+    if reason == "invented" and figures:
+        return _WHY["invented"].format(figure=figures[0])
+    if reason in ("evidence", "weak") and missing:
+        words = [f"“{w}”" for w in missing[:3]]
+        return _WHY["missing"].format(words=", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0])
+    if reason == "weak":
+        return _WHY["refusal" if refusal else "off_kind" if off_kind else "unsupported"]
+    return _WHY.get(reason, _WHY["evidence"])

@@ -34,6 +34,10 @@ class HearthConfig:
     # `ask` has the chat model read its first passages with the question to order them (rag/likely.py): a
     # better first passage, some 7 s more a question on 2 CPU cores. False: ordered as `lines` left them.
     model_ranking: bool = True
+    # When the documents don't seem to answer (rag.answer.NOT_FOUND_MODES): "balanced" says so when the measured
+    # rule finds the reply unsupported; "strict" also when any of it is not borne out; "off" always shows the
+    # model's reply, its unsupported sentences marked. `ask --not-found`, HEARTH_NOT_FOUND, the app's setting.
+    not_found: str = "balanced"
     # The model that checks whether the line an answer comes from gives it (rag/confirm.py): a registry name or
     # a path; None = the built-in checker (inference.models.CHECK_MODEL) when its packages are installed, else
     # the chat model; "chat" = the chat model always (quicker: one model in memory, a weaker check).

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from inference.chat import ChatModel, ChatModelDefaults
 from inference.errors import UsageError
-from rag.answer import Answer, Turn, answer
+from rag.answer import Answer, Turn, answer, check_not_found
 from rag.confirm import AnswerCheck
 from rag.crosslingual import fuse_rankings, search_across_languages
 from rag.followups import Earlier, names_in, rewritten, standalone_query
@@ -167,6 +167,7 @@ class Questions:
         scope: Sequence[Path | str] = (),
         query: str | None = None,
         progress: Callable[[SummaryProgress], None] | None = None,
+        not_found: str | None = None,
     ) -> Answer:
         """Answer a question from the workspace's documents, streaming the reply to `on_token`.
 
@@ -177,10 +178,12 @@ class Questions:
         that instead (the user corrected it). `scope` limits the answer to those indexed files or folders.
         "Summarize X" with X a document of the workspace is answered by `summarize`; "what does X say about
         …" is asked of X alone; `progress` hears how far such a summary is. "What changed in X?" and "compare
-        X and Y" are answered from the computed comparison (rag/comparisons.py).
+        X and Y" are answered from the computed comparison (rag/comparisons.py). `not_found` (NOT_FOUND_MODES,
+        default the configuration's) is how readily a reply the passages do not bear out is withheld.
         """
         t0 = time.perf_counter()
         workspace = check_workspace(workspace)
+        not_found = check_not_found(not_found or self.config.not_found)
         self._check_chat_model()  # a bad --model is an error even with no hits
         conv = self.conversations.require(conversation, workspace) if conversation is not None else None
         if conv is not None:
@@ -256,7 +259,7 @@ class Questions:
             given = [stored.get(h.chunk_id, h) for h in result.sources]
             t_align = time.perf_counter()
             support = align(result.text, asked, given, embedder=self.embedder_for(workspace),
-                            rarity=self.store.rarity(asked), check=check)
+                            rarity=self.store.rarity(asked), check=check, not_found=not_found)
             result = replace(result, support=support)
             result.timings["quotes"] = time.perf_counter() - t_align
         if conv is not None:

@@ -339,7 +339,8 @@ class TurnCard(QWidget):
         total = answer.timings.get("total")
         self.guess.setVisible(support is not None and support.abstained and bool(answer.text.strip()))
         if support is not None and support.abstained:
-            self.set_status(self.tr("Not found in your documents; the closest passages are shown."))
+            status = self.tr("Not found in your documents; the closest passages are shown.")
+            self.set_status(f"{status} {support.why}" if support.why else status)  # why, in one sentence
         elif support is not None and support.fallback:
             self.set_status(self.tr("The model's reply was not borne out by the documents; "
                                     "their own words are shown instead."))

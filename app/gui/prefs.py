@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSettings
 
 from app.config import ENV_DATA_DIR, Requested, hearth_config
+from rag.answer import NOT_FOUND_MODES
 from rag.config import HearthConfig
 
 VERSION = 1
@@ -99,6 +100,10 @@ class Prefs:
     model_ranking = property(lambda self: self._get("answers/model_ranking", True, bool)
                              if self._s.contains("answers/model_ranking") else None,
                              lambda self, v: self._s.setValue("answers/model_ranking", bool(v)))
+    # When the documents don't answer (HearthConfig.not_found); None while never chosen, so HEARTH_NOT_FOUND counts.
+    not_found = property(lambda self: self._get("answers/not_found", "balanced", str) or None
+                         if self._s.contains("answers/not_found") else None,
+                         lambda self, v: self._s.setValue("answers/not_found", str(v or "")))
     language = property(lambda self: self._get("ui/language", "", str),
                         lambda self, v: self._s.setValue("ui/language", v or ""))
 
@@ -112,6 +117,7 @@ class Prefs:
             n_gpu_layers=None if self.gpu_layers == AUTO else max(0, self.gpu_layers),
             chunk_tokens=self.chunk_tokens,
             model_ranking=self.model_ranking,
+            not_found=self.not_found if self.not_found in NOT_FOUND_MODES else None,
         )
 
 

@@ -111,6 +111,16 @@ class SettingsDialog(QDialog):
                                         "for faster answers."))
         form.addRow(self.tr("Passage order"), self.ranking)
 
+        self.not_found = QComboBox()
+        for mode, label in (("strict", self.tr("Say so")), ("balanced", self.tr("Say so when unsure")),
+                            ("off", self.tr("Always show the model's answer"))):
+            self.not_found.addItem(label, mode)
+        self.not_found.setCurrentIndex(max(0, self.not_found.findData(ops.config.not_found)))
+        self.not_found.setToolTip(self.tr("What Hearth does when your documents don't seem to answer a question: "
+                                          "say so, and show the closest passages instead of the model's reply "
+                                          "(which stays one click away)."))
+        form.addRow(self.tr("When the documents don't answer"), self.not_found)
+
         folder = QWidget()
         frow = QHBoxLayout(folder)
         frow.setContentsMargins(0, 0, 0, 0)
@@ -237,6 +247,7 @@ class SettingsDialog(QDialog):
         self.prefs.gpu_layers = self.layers.value() if self.manual.isChecked() else AUTO
         self.prefs.chunk_tokens = self.chunk.value()
         self.prefs.model_ranking = self.ranking.isChecked()
+        self.prefs.not_found = self.not_found.currentData()
         self.prefs.data_dir = self.data_dir.text().strip() or None
         self.prefs.api_server = self.server.isChecked()
         self.prefs.language = self.language.currentData() or ""

@@ -446,11 +446,15 @@ def test_settings_preview_the_fit_and_apply(qtbot, tmp_path):
     assert "fits" in dialog.preview.text()
     assert dialog.ranking.isChecked() and w.ops.config.model_ranking  # on until switched off
     dialog.ranking.setChecked(False)
+    assert dialog.not_found.currentData() == "balanced" == w.ops.config.not_found  # "Say so when unsure"
+    assert [dialog.not_found.itemData(i) for i in range(dialog.not_found.count())] == ["strict", "balanced", "off"]
+    dialog.not_found.setCurrentIndex(dialog.not_found.findData("off"))  # "Always show the model's answer"
     dialog.save()
     w.apply_prefs()
     config = w.ops.config
     assert (config.chat_model, config.n_ctx, config.n_gpu_layers) == ("tiny-chat.gguf", 2048, 0)
     assert config.model_ranking is False and app.settings().ranking.isChecked() is False
+    assert config.not_found == "off" and app.settings().not_found.currentData() == "off"
     app.idle()  # the new service loads its model in the background
 
 

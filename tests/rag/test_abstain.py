@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from inference.errors import UsageError
 from rag import abstain
 from rag.components import CHECK_WITH_CHAT
 from rag.quotes import Support, align, restates
@@ -344,3 +345,65 @@ def test_a_no_the_notes_do_not_say_is_not_found_and_one_they_say_stands(hearth):
     out = _ask(hearth, "May visitors go into the server room on their own?",
                "No, visitors are accompanied at all times; only the IT team may enter the server room.")
     assert out["abstained"] is False
+
+
+@pytest.mark.parametrize("args, reason", [
+    (dict(evidence_score=0.80, supported=1.0, refusal=False, invented=True), "invented"),
+    (dict(evidence_score=0.80, supported=1.0, refusal=False, answer_line=0.05), "off_line"),
+    (dict(evidence_score=0.50, supported=1.0, refusal=False), "evidence"),
+    (dict(evidence_score=0.50, supported=1.0, refusal=True), "weak"),
+    (dict(evidence_score=0.60, supported=0.0, refusal=False), "weak"),
+    (dict(evidence_score=0.60, supported=1.0, refusal=False, off_kind=True), "weak"),
+    (dict(evidence_score=0.50, supported=1.0, refusal=False, answer_line=0.60), None),
+    (dict(evidence_score=0.70, supported=0.0, refusal=False), None),
+])
+def test_the_rule_says_why_it_withholds(args, reason):
+    score = args.pop("evidence_score")
+    assert abstain.abstain_reason(score, **args) == reason
+    assert abstain.abstains(score, **args) is (reason is not None)
+
+
+def test_why_is_one_sentence_a_user_reads():
+    assert abstain.why_withheld("invented", figures=["1200"]) == "The reply's figure 1200 is in no passage."
+    assert abstain.why_withheld("evidence", missing=["door", "code"]) == "No passage mentions “door” or “code”."
+    assert abstain.why_withheld("evidence", missing=["a", "b", "c", "d"]) == "No passage mentions “a”, “b” or “c”."
+    assert abstain.why_withheld("evidence") == "No passage comes close to what the question asks."
+    assert abstain.why_withheld("weak", refusal=True) == "The model found no answer in the passages."
+    assert abstain.why_withheld("weak", off_kind=True) == "The reply does not give what the question asks for."
+    assert abstain.why_withheld("weak") == "The passages do not bear the reply out."
+    for reason in ("off_line", "denied", "unanswered", "strict", "nothing"):
+        text = abstain.why_withheld(reason)
+        assert text.endswith(".") and text[0].isupper() and "{" not in text
+    hits = [Hit("a.md", None, None, 0.5, "Printers are serviced on Mondays.", 0, 30, "a#0")]
+    assert abstain.missing_words({"printer": 1.0, "door": 2.0, "code": 3.0}, hits) == ["code", "door"]
+
+
+def test_not_found_modes_off_strict_and_why(hearth):
+    """`off` shows the model's reply (its unsupported sentences marked), `balanced` withholds an invented one
+    with the reason, `strict` withholds at least that and a reply only partly borne out too."""
+    question, invented = "What is the door code of the server room?", "The door code of the server room is 1200."
+    hearth._chat_model = ScriptedModel(invented)
+    balanced = hearth.ask(question).to_json()
+    assert balanced["abstained"] is True and balanced["why"] == "The reply's figure 1200 is in no passage."
+    hearth._chat_model = ScriptedModel(invented)
+    off = hearth.ask(question, not_found="off").to_json()
+    assert off["abstained"] is False and off["why"] is None and "1200" in off["answer"]
+    assert any(s["support"] is None for s in off["sentences"])  # still marked as not borne out
+    hearth._chat_model = ScriptedModel(invented)
+    assert hearth.ask(question, not_found="strict").to_json()["abstained"] is True
+    partly = "Every employee gets 28 days of paid annual leave. New staff also get a free gym membership."
+    asked = "How many days of annual leave does an employee get?"
+    hearth._chat_model = ScriptedModel(partly)
+    kept = hearth.ask(asked).to_json()
+    hearth._chat_model = ScriptedModel(partly)
+    strict = hearth.ask(asked, not_found="strict").to_json()
+    assert kept["abstained"] is False and strict["abstained"] is True and strict["why"]
+    with pytest.raises(UsageError):
+        hearth.ask(asked, not_found="sometimes")
+
+
+def test_nothing_found_says_why(tmp_path):
+    h = Hearth(HearthConfig(data_dir=tmp_path / "data", embed_threads=1), embedder=HashEmbedder(),
+               chat_model=ScriptedModel("x"))
+    out = h.ask("What is the door code?").to_json()
+    assert out["abstained"] is True and out["why"] == "No passage in the documents matches the question."

@@ -35,43 +35,43 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../chat.py" line="454"/>
+        <location filename="../chat.py" line="455"/>
         <source>Ask about your documents…  (Enter sends, Shift+Enter: new line)</source>
         <translation>Спросите о своих документах…  (Enter — отправить, Shift+Enter — новая строка)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="457"/>
-        <location filename="../chat.py" line="537"/>
+        <location filename="../chat.py" line="458"/>
+        <location filename="../chat.py" line="538"/>
         <source>Send</source>
         <translation>Отправить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="488"/>
+        <location filename="../chat.py" line="489"/>
         <source>Answers come only from the documents in this workspace, with their sources. Drop files or folders anywhere on the window to add them.</source>
         <translation>Ответы берутся только из документов этого пространства, с указанием источников. Чтобы добавить файлы или папки, перетащите их в любое место окна.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="497"/>
+        <location filename="../chat.py" line="498"/>
         <source>Ask anything about the {n} documents in “{ws}”</source>
         <translation>Спросите что угодно о документах в «{ws}» ({n})</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="500"/>
+        <location filename="../chat.py" line="501"/>
         <source>“{ws}” has no documents yet</source>
         <translation>В «{ws}» пока нет документов</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="537"/>
+        <location filename="../chat.py" line="538"/>
         <source>Stop</source>
         <translation>Остановить</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="538"/>
+        <location filename="../chat.py" line="539"/>
         <source>Stop the answer (Esc)</source>
         <translation>Остановить ответ (Esc)</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="538"/>
+        <location filename="../chat.py" line="539"/>
         <source>Send (Enter)</source>
         <translation>Отправить (Enter)</translation>
     </message>
@@ -1219,7 +1219,7 @@
     </message>
     <message>
         <location filename="../settings_dialog.py" line="87"/>
-        <location filename="../settings_dialog.py" line="201"/>
+        <location filename="../settings_dialog.py" line="211"/>
         <source>Working out the memory plan…</source>
         <translation>Рассчитываем план памяти…</translation>
     </message>
@@ -1264,73 +1264,98 @@
         <translation>Порядок фрагментов</translation>
     </message>
     <message>
+        <location filename="../settings_dialog.py" line="115"/>
+        <source>Say so</source>
+        <translation>Сообщать об этом</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="115"/>
+        <source>Say so when unsure</source>
+        <translation>Сообщать, если ответ сомнителен</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="116"/>
+        <source>Always show the model&apos;s answer</source>
+        <translation>Всегда показывать ответ модели</translation>
+    </message>
+    <message>
         <location filename="../settings_dialog.py" line="119"/>
+        <source>What Hearth does when your documents don&apos;t seem to answer a question: say so, and show the closest passages instead of the model&apos;s reply (which stays one click away).</source>
+        <translation>Что делает Hearth, когда в ваших документах, похоже, нет ответа на вопрос: сообщает об этом и показывает самые близкие фрагменты вместо ответа модели (он остаётся доступен одним щелчком).</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="122"/>
+        <source>When the documents don&apos;t answer</source>
+        <translation>Если в документах нет ответа</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="129"/>
         <source>Choose…</source>
         <translation>Выбрать…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="122"/>
-        <location filename="../settings_dialog.py" line="229"/>
+        <location filename="../settings_dialog.py" line="132"/>
+        <location filename="../settings_dialog.py" line="239"/>
         <source>Data folder</source>
         <translation>Папка данных</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="124"/>
+        <location filename="../settings_dialog.py" line="134"/>
         <source>Serve the local API on 127.0.0.1:8642</source>
         <translation>Локальный API на 127.0.0.1:8642</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="126"/>
+        <location filename="../settings_dialog.py" line="136"/>
         <source>OpenAI-compatible: other programs on this computer can ask your documents. Only this computer can connect.</source>
         <translation>Совместим с OpenAI: другие программы на этом компьютере могут задавать вопросы по вашим документам. Подключиться можно только с этого компьютера.</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="128"/>
+        <location filename="../settings_dialog.py" line="138"/>
         <source>API server</source>
         <translation>API-сервер</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="132"/>
+        <location filename="../settings_dialog.py" line="142"/>
         <source>System</source>
         <translation>Как в системе</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="134"/>
+        <location filename="../settings_dialog.py" line="144"/>
         <source>Takes effect the next time Hearth starts.</source>
         <translation>Вступит в силу при следующем запуске Hearth.</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="135"/>
+        <location filename="../settings_dialog.py" line="145"/>
         <source>Language</source>
         <translation>Язык</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="183"/>
+        <location filename="../settings_dialog.py" line="193"/>
         <source>(default)</source>
         <translation>(по умолчанию)</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="185"/>
+        <location filename="../settings_dialog.py" line="195"/>
         <source>(unavailable)</source>
         <translation>(недоступна)</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="213"/>
+        <location filename="../settings_dialog.py" line="223"/>
         <source>No plan for this model.</source>
         <translation>Для этой модели нет плана.</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="217"/>
+        <location filename="../settings_dialog.py" line="227"/>
         <source>{layers} of {total} layers on the GPU · GPU {gpu} · RAM {ram}</source>
         <translation>слоёв на GPU: {layers} из {total} · GPU {gpu} · ОЗУ {ram}</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="220"/>
+        <location filename="../settings_dialog.py" line="230"/>
         <source>fits</source>
         <translation>помещается</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="220"/>
+        <location filename="../settings_dialog.py" line="230"/>
         <source>does not fit</source>
         <translation>не помещается</translation>
     </message>
@@ -1569,23 +1594,23 @@ Open it outside Hearth?</source>
         <translation>В ваших документах ответа не нашлось; показаны самые близкие фрагменты.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="344"/>
+        <location filename="../chat.py" line="345"/>
         <source>The model&apos;s reply was not borne out by the documents; their own words are shown instead.</source>
         <translation>Ответ модели не подтверждается документами; вместо него показаны их собственные слова.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="347"/>
+        <location filename="../chat.py" line="348"/>
         <source>{seconds:.1f} s</source>
         <translation>{seconds:.1f} с</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="354"/>
         <location filename="../chat.py" line="355"/>
+        <location filename="../chat.py" line="356"/>
         <source>Stopped.</source>
         <translation>Остановлено.</translation>
     </message>
     <message>
-        <location filename="../chat.py" line="363"/>
+        <location filename="../chat.py" line="364"/>
         <source>No answer: {reason}</source>
         <translation>Нет ответа: {reason}</translation>
     </message>
