@@ -432,11 +432,21 @@ class _Found:
             self._pair(olds, news, LIKE)
             olds = [i for i in olds if i in self.old_left]
             news = [j for j in news if j in self.new_left]
-            if 0 < len(olds) == len(news) <= IN_PLACE and all(
+            if 0 < len(olds) == len(news) <= IN_PLACE and not self._replaced_section(olds, news) and all(
                     self._lone_pair(self.a[i], self.b[j]) for i, j in zip(olds, news)):
                 for i, j in zip(olds, news):  # as many units in place of as many: each one rewritten
                     self._take(i, j)
         self._pair(sorted(self.old_left), sorted(self.new_left), LIKE_ACROSS)
+
+    def _replaced_section(self, olds: list[int], news: list[int]) -> bool:
+        """Whether a stretch is one section replaced by another, its heading and its text both unlike the old
+        ("Hotels" and its rule gone, "Rail" and another in its place): removed and added, not edited in place. A
+        heading changed alone, its text matched, is a rename."""
+        def whole(units: list[Unit], indices: list[int]) -> bool:
+            kinds = [_heading_like(units[k]) for k in indices]
+            return any(kinds) and not all(kinds)
+
+        return whole(self.a, olds) and whole(self.b, news)
 
     @staticmethod
     def _lone_pair(old: Unit, new: Unit) -> bool:

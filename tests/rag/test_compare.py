@@ -91,6 +91,18 @@ def test_a_renamed_section_is_its_heading_changed_and_its_body_matched():
     assert change.heading == "Travel policy › 3. Accommodation"
 
 
+def test_a_section_replaced_by_another_is_a_removal_and_an_addition_not_a_rename():
+    """A section whose heading and text are both gone, another in its place, is no rename of it."""
+    short = POLICY.replace("## 3. Hotels\n\nHotels up to EUR 150 per night are refunded. Book through the travel desk "
+                           "at least a week ahead.", "## 3. Rail\n\nTrains are preferred for trips under four hours. Seats are reserved "
+                                                   "by the office manager.")
+    found = changes_of(POLICY, short)
+    assert sorted(c.kind for c in found) == ["added", "removed"] and not any(c.renamed for c in found)
+    removed = next(c for c in found if c.kind == "removed")
+    assert "EUR 150" in removed.old_text and removed.heading.endswith("3. Hotels")
+    assert "Trains are preferred" in next(c for c in found if c.kind == "added").new_text
+
+
 def test_a_section_moved_and_edited_is_a_move_and_a_change():
     head, rest = POLICY.split("## 2. Meals")
     meals, rest = ("## 2. Meals" + rest).split("## 3. Hotels")
