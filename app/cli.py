@@ -429,12 +429,13 @@ def _ask(hearth, args: argparse.Namespace) -> int:
     hearth.warm_up()  # load the model while the passages are searched
     result = hearth.ask(args.question, k=args.k, workspace=args.workspace, on_token=on_token if stream else None,
                         conversation=conversation, scope=args.scope, query=args.query)
+    if stream:
+        print(flush=True)  # the streamed answer's line ends before anything else is written
     if result.searched_for and result.searched_for != " ".join(args.question.split()):
         print(f"searched for: {result.searched_for}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
         return EXIT_OK
-    print()
     support = result.support
     if support is not None and support.abstained:
         print("\nThat reply is only the model's guess: nothing in the passages bears it out. " + support.text)
