@@ -13,7 +13,8 @@ loaded beforehand, warmed by one untimed run each, and their KV caches emptied b
 
 Both paths are measured the same way:
 - ttft: from the call to the first piece of text (Hearth's includes its retrieval and prompt building);
-- tps:  the tokens llama.cpp decoded after the first piece (its `n_tokens` then and at the end) divided by
+- tps:  the tokens llama.cpp decoded after the first piece (its `n_tokens` then and at the last piece: after it,
+        `ask`'s later passes reuse the model's context, so its count at the end says nothing) divided by
         the time from the first piece to the end of the stream. Hearth's stream ends when `rag.answer`
         has read the model's last token (its own timings say when); what `ask` does after that (aligning
         the answer with the passages for its quotes) is reported apart, as `after_stream_hearth`, since
@@ -77,7 +78,7 @@ def stream_figures(
 def _raw_run(llm: Any, messages: list[dict[str, str]], max_tokens: int) -> dict[str, Any]:
     llm.reset()  # an empty KV cache: nothing of an earlier run is reused
     first: float | None = None
-    at_first = 0
+    at_first = at_last = 0
     text = []
     t0 = time.perf_counter()
     for chunk in llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=0.0, stream=True):
@@ -85,10 +86,11 @@ def _raw_run(llm: Any, messages: list[dict[str, str]], max_tokens: int) -> dict[
         if piece:
             if first is None:
                 first, at_first = time.perf_counter(), llm.n_tokens
+            at_last = llm.n_tokens  # counted the same way as Hearth's: at the last piece
             text.append(piece)
     end = time.perf_counter()
     pieces = len(text)
-    return {**stream_figures(t0, first, end, at_first, llm.n_tokens), "text": "".join(text),
+    return {**stream_figures(t0, first, end, at_first, at_last), "text": "".join(text),
             "tps_until_return": (pieces - 1) / (end - first) if first is not None and pieces > 1 else 0.0}
 
 
@@ -97,10 +99,12 @@ def _hearth_run(hearth: Any, question: str, *, cold: bool) -> dict[str, Any]:
     if cold:
         llama.reset()
     first: list[tuple[float, int]] = []
+    last = [0]  # the model's tokens at the last piece: after it, ask's later passes use the same context
 
     def on_token(_piece: str) -> None:
         if not first:
             first.append((time.perf_counter(), llama.n_tokens))
+        last[0] = llama.n_tokens
 
     t0 = time.perf_counter()
     result = hearth.ask(question, on_token=on_token, cancel=lambda: False)
@@ -112,7 +116,7 @@ def _hearth_run(hearth: Any, question: str, *, cold: bool) -> dict[str, Any]:
         # rag.answer timed the stream from its first piece to the model's last token (µs before on_token).
         t = result.timings
         end = first[0][0] + max(0.0, t["generation"] - t["first_token"])
-        figures = stream_figures(t0, first[0][0], end, first[0][1], llama.n_tokens)
+        figures = stream_figures(t0, first[0][0], end, first[0][1], last[0])
     n = int(result.usage.get("completion_tokens", 0))
     until_return = (n - 1) / (returned - first[0][0]) if first and n > 1 else 0.0
     return {**figures, "after_stream": returned - end, "quotes": result.timings.get("quotes", 0.0),
