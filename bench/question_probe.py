@@ -10,7 +10,7 @@ embedder's similarity; headings left out) are put to the larger built-in model a
 does, and its hidden state after that prompt is read: the output of layer --layer (default rag.probe.LAYER,
 LlamaCppModel.layer_state), or of the last one after its norm (`last`, LlamaCppModel.last_state). The states
 are kept in --features (default .data/bench-office/question_states.jsonl, each with its layer; a state already
-there is not read again), about 2 s a question on 2 CPU cores. A logistic regression (rag.probe.fit) is then
+there is not read again), about 2 s a question on 2 CPU cores. A logistic regression (bench.probe_fit.fit) is then
 fitted on the tuning offices, the first to twenty-fifth and the thirtieth to fifty-first, and written to --out
 (default: rag/question_probe.json, the probe Hearth ships). The twenty-sixth to twenty-ninth and fifty-second to
 sixty-third are held out (HELD_OUT): their area under the curve (answerable against unanswerable) is reported,
@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OFFICES = ROOT / "bench" / "data" / "office_notes.json"
 # Reported, never fitted on; every other office is fitted on: the first to twenty-fifth, and the thirtieth to
 # fifty-first, written later. The thirtieth to thirty-fifth were held out at first, since fitting on them too
-# seemed to hurt the first twenty-five; that was the old fit's instability (rag.probe.fit). With Newton's fit,
+# seemed to hurt the first twenty-five; that was the old fit's instability (bench.probe_fit.fit). With Newton's fit,
 # joining them leaves the first twenty-five's area, each left out, as it was (0.9843 -> 0.9841) and lifts theirs
 # from 0.961 to 0.981 (README "Every middle layer, and more offices to fit on"). The thirty-sixth to forty-third
 # were written for the fit; joining them leaves the thirty-one's area as it was (0.983) and lifts theirs from
@@ -311,9 +311,9 @@ def read_states(items: Sequence[dict[str, Any]], features: Path, *, layers: Sequ
 def _fits_without(x: np.ndarray, y: np.ndarray, tuning: np.ndarray, offices: Sequence[str], names: Sequence[str], *,
                   layer: int | None, l2: float | None = None) -> dict[str, Any]:
     """For each tuning office of `names`, the probe fitted on the other tuning offices (a held-out one gets none);
-    `l2`: the fit's penalty (default rag.probe.L2)."""
+    `l2`: the fit's penalty (default bench.probe_fit.L2)."""
     from inference.models import CHECK_MODEL
-    from rag.probe import L2, fit
+    from bench.probe_fit import L2, fit
 
     out = {}
     for name in dict.fromkeys(names):
@@ -393,9 +393,10 @@ def run(*, features: Path, out: Path | None, cache: Path, threads: int, layer: i
     its tuning splits too) and report: each tuning office (and Debian split) scored left out of the fit, and the
     held-out ones scored by the fit written to `out`. The baselines of the same run: `against`, a probe file (one
     that shipped before), scored on the same states; `penalties`, the tuning offices' area, each left out, for
-    each of these L2 penalties instead of rag.probe.L2."""
+    each of these L2 penalties instead of bench.probe_fit.L2."""
     from inference.models import CHECK_MODEL
-    from rag.probe import Probe, fit
+    from bench.probe_fit import fit
+    from rag.probe import Probe
 
     items = questions() + (debian_items() if debian is not None else [])
     find_lines = None if debian is None else functools.partial(debian_lines, index=debian, cache=cache,
@@ -546,7 +547,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "before: `git show REV:rag/question_probe.json > FILE`)")
     parser.add_argument("--l2", type=_penalties, default=(), metavar="A,B,..",
                         help="the tuning offices' area, each left out of the fit, with each of these L2 penalties too "
-                             "(the fit written keeps rag.probe.L2)")
+                             "(the fit written keeps bench.probe_fit.L2)")
     parser.add_argument("--json", action="store_true", help="print the summary, with every question's score, as JSON")
     args = parser.parse_args(argv)
     if args.against is not None:

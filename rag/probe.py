@@ -5,8 +5,8 @@ larger built-in model (Qwen2.5-Coder-1.5B) says Yes or No no better than the emb
 worded apart from their notes; but its hidden state after reading that prompt holds the answer far more plainly.
 The state is read at the prompt's last token from one of its middle layers (`LAYER`: the nineteenth of 28,
 `LlamaCppModel.layer_state`), which holds it more plainly than the last (README "The larger model reads the
-question's lines"). A logistic regression on that state, fitted on the office notes' questions (`python -m
-bench.question_probe`: offices one to twenty-five and thirty to fifty-one; twenty-six to twenty-nine and
+question's lines"). A logistic regression on that state, fitted on the office notes' questions
+(bench/probe_fit.py, `python -m bench.question_probe`: offices one to twenty-five and thirty to fifty-one; twenty-six to twenty-nine and
 fifty-two to sixty-three are held out), gives a score: above 0 it takes the lines to answer the question.
 `rag.quotes.align` reads it with bounds chosen on the tuning sets (rag.confirm.BOUNDS).
 
@@ -26,11 +26,9 @@ from typing import Any
 import numpy as np
 
 PROBE_FILE = Path(__file__).with_name("question_probe.json")
-# The layer read, and the fit's L2 penalty: each chosen by leaving each tuning office out in turn
+# The layer read, chosen by leaving each tuning office out in turn (the fit itself is bench/probe_fit.py)
 # (bench.question_probe; README "The larger model reads the question's lines").
 LAYER = 18
-L2 = 0.3
-NEWTON_STEPS = 50  # the most Newton steps of the fit; it stops once a step moves no weight by 1e-10
 
 
 @dataclass(frozen=True)
@@ -63,34 +61,6 @@ class Probe:
         layer = d.get("layer")
         return cls(model=str(d["model"]), layer=None if layer is None else int(layer), bias=float(d["bias"]),
                    **arrays)
-
-
-def fit(states: np.ndarray, answered: np.ndarray, *, model: str, layer: int | None = LAYER,
-        l2: float = L2) -> Probe:
-    """A logistic regression of `answered` (1 where the lines answer the question) on hidden states, each
-    feature standardised, L2-penalised (not the bias): its one optimum, found by Newton's method.
-
-    Plain gradient descent with a fixed step (how the first probe was fitted) is unstable on these states, whose
-    features move together: the step overshoots along their common direction, and what it stops at then
-    depends on rounding, such as the number of threads of the matrix products (on the same states, the
-    thirtieth to thirty-fifth office's area under the curve came out 0.976 with one thread and 0.956 with two).
-    Newton's steps reach the optimum whatever the rounding."""
-    x = np.asarray(states, dtype=np.float64)
-    y = np.asarray(answered, dtype=np.float64)
-    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
-    z = np.hstack([(x - mean) / scale, np.ones((len(y), 1))])  # the last column carries the bias
-    penalty = np.full(z.shape[1], l2)
-    penalty[-1] = 0.0
-    w = np.zeros(z.shape[1])
-    for _ in range(NEWTON_STEPS):
-        p = 1.0 / (1.0 + np.exp(-(z @ w)))
-        gradient = z.T @ (p - y) / len(y) + penalty * w
-        hessian = (z * (p * (1.0 - p))[:, None]).T @ z / len(y) + np.diag(penalty + 1e-9)
-        step = np.linalg.solve(hessian, gradient)
-        w -= step
-        if np.abs(step).max() < 1e-10:
-            break
-    return Probe(model=model, layer=layer, mean=mean, scale=scale, weights=w[:-1], bias=float(w[-1]))
 
 
 @lru_cache(maxsize=4)
