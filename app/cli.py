@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import shutil
 import sys
@@ -159,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (0 ok, 1 some inputs failed, 2 usage error)."""
     # Everything Hearth writes (index, keyword index, conversations, logs, keys) is for this user alone.
     os.umask(0o077)
+    _show_preparing()
     # Importing `inference` (above) already switched off the runtimes' telemetry and hub access.
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -194,6 +196,23 @@ def _main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         return 130
+
+
+class _ToStderr(logging.Handler):
+    """Writes each record's message to the sys.stderr of the moment (the CLI's filtered stream included)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(self.format(record), file=sys.stderr, flush=True)
+
+
+def _show_preparing() -> None:
+    """The one-time preparation of a model in the machine's cache (inference.models.notice) shows on stderr:
+    a first run waits some seconds for it, and says why."""
+    notice = logging.getLogger("hearth.prepare")
+    if not any(isinstance(h, _ToStderr) for h in notice.handlers):
+        notice.addHandler(_ToStderr())
+        notice.setLevel(logging.INFO)
+        notice.propagate = False
 
 
 def _has_display() -> bool:

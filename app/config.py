@@ -23,6 +23,7 @@ from rag.ingest import IngestOptions
 
 # The variables Hearth reads (README: "Command line"); nothing else in app/ reads HEARTH_* settings.
 ENV_DATA_DIR = "HEARTH_DATA_DIR"
+ENV_CACHE_DIR = "HEARTH_CACHE_DIR"  # converted and joined models, shared by every data folder of this user
 ENV_THREADS = "HEARTH_THREADS"
 ENV_RERANKER_DIR = "HEARTH_RERANKER_DIR"
 ENV_CHROMA_URL = "HEARTH_CHROMA_URL"
@@ -87,6 +88,17 @@ def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(platformdirs.user_data_dir("hearth", appauthor=False))
 
 
+def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """HEARTH_CACHE_DIR, else the platform's user cache folder: the embedder is converted and the built-in models
+    joined there once per machine, not once per data folder (they hold no document's text)."""
+    env = os.environ if env is None else env
+    if env.get(ENV_CACHE_DIR):
+        return Path(env[ENV_CACHE_DIR]).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("hearth", appauthor=False))
+
+
 def env_threads(env: Mapping[str, str] | None = None) -> int | None:
     """HEARTH_THREADS as a number of threads, or None when unset; UsageError when it is not one."""
     env = os.environ if env is None else env
@@ -144,6 +156,7 @@ def hearth_config(requested: Requested = Requested(), *, policy: object | None =
     ranking = requested.model_ranking if requested.model_ranking is not None else env_model_ranking(env)
     config = HearthConfig(
         data_dir=data_dir(requested, policy=policy, env=env),
+        cache_folder=default_cache_dir(env),
         chat_model=requested.chat_model,
         n_ctx=requested.n_ctx or HearthConfig.n_ctx,
         n_threads=threads,

@@ -12,10 +12,12 @@ checks them against hashes pinned below, and prepares them in Hearth's cache fol
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import functools
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -26,6 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from inference.errors import ModelError, UsageError
+
+# Says when a model is prepared in the cache (the embedder converted, a chat model joined): a one-time wait of
+# some seconds per machine that a front end shows (the CLI prints this logger's INFO lines on stderr).
+notice = logging.getLogger("hearth.prepare")
 
 if TYPE_CHECKING:
     from inference.quantize import Int8Recipe
@@ -191,14 +197,36 @@ def default_embedder_dir(cache_dir: Path, *, precision: str = DEFAULT_PRECISION)
     _check_precision(precision)
     source = DEFAULT_EMBEDDER
     fp32 = _embedders_dir(cache_dir) / f"{source.name}-{source.weights_sha256[:12]}"
-    if not _conversion_done(fp32, source.weights_sha256):
-        model_dir = _module_dir(source.module, source.package) / source.folder
-        for file_name, pinned in source.sha256:
-            _verify(model_dir / file_name, pinned, what=f"the {source.name} embedding model", package=source.package)
-        _convert_folder(model_dir, fp32, name=source.name, sha256=source.weights_sha256, builtin=True)
-    if precision == "fp32":
-        return fp32
-    return _ensure_int8(fp32)
+    # One process at a time prepares it: the cache is shared by every data folder, so two Hearths can meet here.
+    with cache_lock(cache_dir):
+        if not _conversion_done(fp32, source.weights_sha256):
+            notice.info("Preparing the embedding model for this machine (once; some seconds)…")
+            model_dir = _module_dir(source.module, source.package) / source.folder
+            for file_name, pinned in source.sha256:
+                _verify(model_dir / file_name, pinned, what=f"the {source.name} embedding model",
+                        package=source.package)
+            _convert_folder(model_dir, fp32, name=source.name, sha256=source.weights_sha256, builtin=True)
+        if precision == "fp32":
+            return fp32
+        return _ensure_int8(fp32)
+
+
+@contextmanager
+def cache_lock(cache_dir: Path) -> Iterator[None]:
+    """Hold the cache folder's lock (an flock on CACHE/.lock): what one process prepares there, no other
+    prepares at the same time; the other waits and then finds it done."""
+    cache_dir = Path(cache_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(cache_dir / ".lock", flags, 0o600)
+    except OSError as exc:
+        raise ModelError(f"Cannot use the model cache {cache_dir}: {exc.strerror or exc}.") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 @dataclass(frozen=True)
@@ -488,8 +516,11 @@ def chat_model_path(name: str, cache_dir: Path) -> Path:
             return target
         except ModelError:
             pass  # a damaged copy in our own cache: rebuild it from the packages below
-    _assemble(info, _locate_parts(info), target)
-    _remember_verified(cache_dir, target, info.sha256)
+    with cache_lock(cache_dir):
+        if not _seen_verified(cache_dir, target, info.sha256):  # another process may have joined it meanwhile
+            notice.info(f"Preparing the chat model {info.name} for this machine (once; some seconds)…")
+            _assemble(info, _locate_parts(info), target)
+            _remember_verified(cache_dir, target, info.sha256)
     return target
 
 
@@ -576,12 +607,20 @@ def _verify(path: Path, pinned: str, *, what: str, package: str) -> None:
 
 def _verify_cached(path: Path, pinned: str, cache_dir: Path, *, what: str, package: str) -> None:
     """Like `_verify`, but skip hashing when the sidecar saw this very file (same size and mtime) verified."""
-    stat = path.stat()
-    entry = _read_verified(cache_dir).get(str(path.resolve()))
-    if entry == {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": pinned}:
+    if _seen_verified(cache_dir, path, pinned):
         return
     _verify(path, pinned, what=what, package=package)
     _remember_verified(cache_dir, path, pinned)
+
+
+def _seen_verified(cache_dir: Path, path: Path, sha256: str) -> bool:
+    """Whether the sidecar saw `path`, as it is now, verified with hash `sha256`."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    entry = _read_verified(cache_dir).get(str(path.resolve()))
+    return entry == {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha256}
 
 
 def _read_verified(cache_dir: Path) -> dict[str, dict[str, object]]:

@@ -45,6 +45,9 @@ class HearthConfig:
     max_passage_tokens: int | None = 800  # passages given to the chat model, at most (a CPU reads ~100 tokens/s)
     unload_below: int = 512 << 20  # bytes of free memory under which `release_if_memory_low` unloads the model
     models_folder: Path | None = None  # the models folder when not DATA_DIR/models (an administrator's policy)
+    # Where converted embedders and joined built-in model files are kept: once per machine, shared by every data
+    # folder (the front ends pass the user's cache folder, app.config.default_cache_dir); None = DATA_DIR/cache.
+    cache_folder: Path | None = None
     allowed_models: tuple[str, ...] | None = None  # chat models that may be used (see model_allowed); None = any
     # Shared-office mode: a Chroma server holds the index, an OpenAI-compatible server answers.
     chroma_url: str | None = None  # http://HOST:PORT of `chroma run`; None = the local index
@@ -57,8 +60,8 @@ class HearthConfig:
 
     @property
     def cache_dir(self) -> Path:
-        """Converted embedders and assembled model files."""
-        return self.data_dir / "cache"
+        """Converted embedders and assembled model files (model files only: no document's text)."""
+        return self.cache_folder or self.data_dir / "cache"
 
     @property
     def models_dir(self) -> Path:

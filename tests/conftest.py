@@ -12,6 +12,14 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _machine_cache(tmp_path_factory):
+    """The models' cache (HEARTH_CACHE_DIR): one for the run, as a machine has one, never the user's own. The
+    embedder is converted once for every `hearth` the tests start, not once per data folder."""
+    os.environ["HEARTH_CACHE_DIR"] = str(tmp_path_factory.mktemp("machine-cache"))
+    yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("HEARTH_DATA_DIR", str(tmp_path / "hearth-data"))
