@@ -121,6 +121,7 @@ class IngestReport:
     reused: int = 0  # of those chunks, how many kept the vector of an identical earlier chunk
     pages: int = 0
     seconds: float = 0.0
+    wall: float | None = None  # the whole process's seconds, where a front end counted them (stages add up to it)
     failed: list[Failure] = field(default_factory=list)
     # Seconds spent in each stage: read (in the reader processes, summed), chunk, embed, write.
     stages: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
@@ -139,6 +140,7 @@ class IngestReport:
             "reused": self.reused,
             "pages": self.pages,
             "stages": {k: round(v, 3) for k, v in self.stages.items()},
+            **({"wall": round(self.wall, 3)} if self.wall is not None else {}),
         }
 
 

@@ -6,6 +6,7 @@ import ctypes
 import logging
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -289,7 +290,12 @@ class Hearth(Questions, Comparisons):
         """Index files and folders into a workspace (re-embedding all of it when the embedder changed).
         `within`: folders the files were found in (a watcher's), whose rule on links holds for them too."""
         workspace = check_workspace(workspace)
-        return self._ingest_with(self.embedder_for(workspace), list(paths), workspace, progress, cancel, within)
+        t0 = time.perf_counter()
+        embedder = self.embedder_for(workspace)  # loaded (and, the first time on a machine, prepared) here
+        loading = time.perf_counter() - t0
+        report = self._ingest_with(embedder, list(paths), workspace, progress, cancel, within)
+        report.stages["model"] = loading
+        return report
 
     def reembed(
         self,

@@ -3,6 +3,7 @@ built-in models' joining happen in the user's cache folder, which every data fol
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -40,6 +41,12 @@ def test_a_second_data_folder_reuses_the_prepared_embedder(tmp_path):
     assert not (tmp_path / "one" / "cache").exists() and not (tmp_path / "two" / "cache").exists()
     assert any((cache / "embedders").iterdir())
     assert (cache.stat().st_mode & 0o077) == 0  # the user's alone, like the data folder
+    for run in (first, second):  # the stages account for the whole process's time (one file: nothing overlaps)
+        report = json.loads(run.stdout)
+        stages = report["stages"]
+        assert {"startup", "model", "read", "chunk", "embed", "write", "other", "close"} <= set(stages)
+        assert sum(stages.values()) == pytest.approx(report["wall"], abs=0.01)
+    assert json.loads(first.stdout)["stages"]["model"] > json.loads(second.stdout)["stages"]["model"]
 
 
 def test_the_cache_folder_is_the_users_or_the_variables():
