@@ -244,7 +244,7 @@ def test_mcp_server_over_stdio_no_network_connection(cli_run, tmp_path):
         return {"tools": tools, "search": search, "ask": ask}
 
     out = anyio.run(session)
-    assert out["tools"] == {"search_documents", "ask", "list_sources", "summarize_document"}
+    assert out["tools"] == {"search_documents", "ask", "list_sources", "summarize_document", "compare_documents"}
     for name in ("search", "ask"):
         assert not out[name].is_error, out[name]
     answer = json.loads(out["ask"].content[0].text)

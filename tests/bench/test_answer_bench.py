@@ -55,7 +55,8 @@ def test_work_after_the_stream_is_reported_apart_not_as_slower_tokens(tiny_path)
     model = LlamaCppModel(tiny_path, n_ctx=2048, n_threads=2, adaptive_threads=False)
     hearth = SlowQuotesHearth(model, after=0.6, max_tokens=24)
     run = bench._hearth_run(hearth, "Say hello.", cold=True)
-    assert run["after_stream"] >= 0.6 and run["quotes"] == 0.6
+    # (The stream's end is rag.answer's own reading of it, a few ms from the bench's: 0.6 s less a little.)
+    assert run["after_stream"] >= 0.55 and run["quotes"] == 0.6
     # Every token after the first was decoded within the stream, none in the 0.6 s after it.
     assert run["decoded"] == model.last_usage["completion_tokens"] - 1 > 10
     streaming = hearth.stream_end - hearth.first_piece

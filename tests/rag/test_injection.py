@@ -303,11 +303,12 @@ def test_mcp_server_offers_only_read_only_tools(obeying):
 
     tools, resources, prompts, (result, events) = anyio.run(session)
     # Reading tools only: nothing deletes, writes, opens files by path or changes settings.
-    assert sorted(t.name for t in tools) == ["ask", "list_sources", "search_documents", "summarize_document"]
-    # `documents`/`document` name indexed sources to limit or summarise; they are matched against the index,
-    # never opened as paths.
+    assert sorted(t.name for t in tools) == ["ask", "compare_documents", "list_sources", "search_documents",
+                                            "summarize_document"]
+    # `documents`/`document`/`old`/`new` name indexed sources to limit, summarise or compare; they are matched
+    # against the index (and its kept versions), never opened as paths.
     assert {name for t in tools for name in (t.input_schema.get("properties") or {})} == {
-        "query", "k", "question", "documents", "document"}
+        "query", "k", "question", "documents", "document", "not_found", "old", "new", "previous", "version"}
     assert resources == [] and prompts == []
     # …and each says so to the client: read-only, not destructive, touching nothing outside the machine.
     assert all(t.annotations.read_only_hint and t.annotations.destructive_hint is False
