@@ -178,6 +178,7 @@ class _Run:
         self.files_total = self.files_done = self.bytes_total = self.bytes_done = 0
         self.lock = threading.Lock()  # the report's counts, which the writer thread adds to
         self.unwritten: set[str] = set()  # documents handed to the writer thread and not yet stored
+        self.embedded: dict[str, np.ndarray] = {}  # text -> vector of what this run embedded (at most _EMBEDDED_KEPT)
 
     def cancelled(self) -> bool:
         return self._cancel is not None and self._cancel()
@@ -241,19 +242,35 @@ class _Run:
         return _Doc(source, parsed, record, chunks, texts, vectors, todo, tables)
 
     def embed(self, docs: Sequence[_Doc]) -> None:
-        """Embed the chunks of some documents that have no vector yet, `embed_batch` at a time, all files together."""
-        wanted = [(doc, i) for doc in docs for i in doc.todo]
+        """Embed the chunks of some documents that have no vector yet, `embed_batch` at a time, all files together.
+        A text this run embedded already (a footer every file repeats, one attachment in several e-mails) takes
+        that vector: each text is embedded once."""
+        fresh: dict[str, list[tuple[_Doc, int]]] = {}
+        shared = 0
+        for doc in docs:
+            for i in doc.todo:
+                seen = self.embedded.get(doc.texts[i])
+                if seen is not None:
+                    doc.vectors[i], shared = seen, shared + 1
+                else:
+                    fresh.setdefault(doc.texts[i], []).append((doc, i))
+        with self.lock:
+            self.report.reused += shared
+        texts = list(fresh)
         step = max(1, self.options.embed_batch)
-        for n in range(0, len(wanted), step):
+        for n in range(0, len(texts), step):
             self.check_cancel()
-            batch = wanted[n : n + step]
+            batch = texts[n : n + step]
             t0 = time.perf_counter()
-            vectors = self.embedder.embed([doc.texts[i] for doc, i in batch])
+            vectors = self.embedder.embed(batch)
             self.report.stages["embed"] += time.perf_counter() - t0
-            for (doc, i), vector in zip(batch, vectors, strict=True):
-                doc.vectors[i] = vector
-            partial = int(docs[0].parsed.size * (n + len(batch)) / len(wanted)) if len(docs) == 1 else 0
-            self.progress(str(batch[-1][0].parsed.path), partial_bytes=partial)
+            for text, vector in zip(batch, vectors, strict=True):
+                for doc, i in fresh[text]:
+                    doc.vectors[i] = vector
+                if len(self.embedded) < _EMBEDDED_KEPT:
+                    self.embedded[text] = vector
+            partial = int(docs[0].parsed.size * (n + len(batch)) / len(texts)) if len(docs) == 1 else 0
+            self.progress(str(fresh[batch[-1]][-1][0].parsed.path), partial_bytes=partial)
         self.check_cancel()
 
     def write_one(self, doc: _Doc) -> None:
@@ -343,6 +360,7 @@ class _Run:
 
 
 _WRITE_WAIT = 2.0  # seconds an embedded document may wait for others to share its batch
+_EMBEDDED_KEPT = 20_000  # texts whose vectors a run keeps to share (about 35 MB with 384 dimensions)
 _PIPELINE_FILES = 16  # files to read from which the pipeline (and batched writing) is worth it
 
 

@@ -142,3 +142,32 @@ def test_ask_with_nothing_relevant_says_so_without_the_model(tmp_path, docs):
     a = h.ask("quantum chromodynamics lecture")
     assert a.sources == [] and "could not find" in a.text
     assert h._chat_model is None  # no model was loaded for it
+
+
+def test_a_text_repeated_across_files_is_embedded_once_per_run(tmp_path):
+    """A footer every file repeats, or one attachment in several e-mails: embedded once in a run (#68), its
+    vector shared, the others counted as reused; each file keeps its own passage, and searching finds all."""
+    from tests.fakes import HashEmbedder
+
+    class Counting(HashEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.texts: list[str] = []
+
+        def embed(self, texts):
+            self.texts += list(texts)
+            return super().embed(texts)
+
+    footer = "Confidential: this memo is for Alder and Finch staff only and may not be forwarded outside the firm."
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n, topic in enumerate(("parking permits", "printer toner", "holiday rota")):
+        (docs / f"memo{n}.md").write_text(f"# Memo {n}\n\nThis memo is about {topic}.\n\n# Footer\n\n{footer}\n")
+    embedder = Counting()
+    hearth = Hearth(HearthConfig(data_dir=tmp_path / "data", ingest=IngestOptions(workers=0)), embedder=embedder)
+    report = hearth.ingest([docs])
+    assert report.added == 3 and report.reused == 2
+    assert sum(footer in t for t in embedder.texts) == 1  # one embedding for three files' footer
+    assert len(embedder.texts) == report.chunks - report.reused
+    assert {Path(h.source).name for h in hearth.search("forwarded outside the firm", k=10)} == {
+        "memo0.md", "memo1.md", "memo2.md"}

@@ -68,7 +68,7 @@ def test_many_small_files_are_written_in_batches_and_index_what_one_by_one_does(
     # All 24 documents went through far fewer writes than one each (and none through the per-file write).
     assert replaces == [] and 1 <= len(begins) <= 4 and len(adds) <= 4
     assert sum(len(args[1]) for args in begins) == N
-    assert set(r.stages) == {"read", "chunk", "embed", "write"} and r.stages["write"] > 0
+    assert set(r.stages) == {"read", "chunk", "embed", "write", "model"} and r.stages["write"] > 0
 
     got = state(h, ids=True)
     assert problems(got) == [] and {s["status"] for s in got.values()} == {"done"} and set(got) == set(sources)
