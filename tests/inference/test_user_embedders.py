@@ -114,7 +114,9 @@ def test_bad_names_are_usage_errors(folders: dict[str, Path], tmp_path: Path) ->
         models.add_embedder(folders["wordpiece"], tmp_path, name="///")
 
 
-def test_cli_embedder_add_list_check(folders: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_embedder_add_list_check(folders: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HEARTH_CACHE_DIR", str(tmp_path / "cache"))  # a machine whose cache holds nothing yet
     data = str(tmp_path / "data")
     assert main(["--data-dir", data, "embedder", "add", str(folders["unigram"]), "--name", "e5", "--json"]) == 0
     added = json.loads(capsys.readouterr().out)

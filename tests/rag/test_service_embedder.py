@@ -129,7 +129,8 @@ def test_reembed_switches_one_workspace_and_refuses_what_cannot_be(data_dir: Pat
     assert h.manifest.workspace_embedder("other") == default_key  # a refused switch changes nothing
 
 
-def test_cli_embedder_use(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_embedder_use(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                          monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
     from app.cli import main
@@ -137,6 +138,7 @@ def test_cli_embedder_use(data_dir: Path, tmp_path: Path, capsys: pytest.Capture
     data = tmp_path / "data"
     data.mkdir()
     (data / "cache").symlink_to(data_dir / "cache", target_is_directory=True)
+    monkeypatch.setenv("HEARTH_CACHE_DIR", str(data_dir / "cache"))  # the CLI's models cache: the machine's
     docs = [str(p) for p in _docs(tmp_path)]
     base = ["--data-dir", str(data), "--threads", "1"]
     assert main(base + ["--embedder", "model-a", "ingest", *docs, "--workspace", "w", "--json"]) == 0
