@@ -207,7 +207,8 @@ class _ToStderr(logging.Handler):
 def _show_preparing() -> None:
     """The one-time preparation of a model in the machine's cache (inference.models.notice) shows on stderr:
     a first run waits some seconds for it, and says why."""
-    notice = logging.getLogger("hearth.prepare")
+    from inference.models import notice
+
     if not any(isinstance(h, _ToStderr) for h in notice.handlers):
         notice.addHandler(_ToStderr())
         notice.setLevel(logging.INFO)

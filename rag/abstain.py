@@ -78,7 +78,7 @@ def missing_share(weights: Mapping[str, float], hits: Sequence[_Passage], questi
     total = sum(weights.values())
     if not total:
         return 0.0
-    return sum(weights[w] for w in missing_words(weights, hits, question)) / total
+    return sum(weights[w] for w in missing_words(weights, hits)) / total  # `weights` is filtered already
 
 
 def missing_words(weights: Mapping[str, float], hits: Sequence[_Passage], question: str = "") -> list[str]:

@@ -18,7 +18,8 @@ from typing import Any
 
 from inference.chat import ChatModel, Message
 from inference.llm import ContextOverflow
-from rag.abstain import opens_refusal
+from inference.errors import UsageError
+from rag.abstain import opens_refusal, why_withheld
 from rag.compare import Comparison
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect
@@ -37,20 +38,18 @@ ANSWER_PROMPT = (
 )
 SYSTEM_PROMPT = ANSWER_PROMPT + " If the passages do not contain the answer, say that the documents do not say."
 NOTHING_FOUND = "I could not find anything about this in your documents."
-NOTHING_FOUND_WHY = "No passage in the documents matches the question."  # `why`, when no passage was found
 NOT_FOUND_MODES = ("strict", "balanced", "off")  # when the documents don't answer: say so / when unsure / never
 
 
 def check_not_found(mode: str) -> str:
     """`mode` if it is one of NOT_FOUND_MODES; UsageError (exit 2) naming them otherwise."""
-    from inference.errors import UsageError
-
     value = str(mode).strip().lower()
     if value not in NOT_FOUND_MODES:
         raise UsageError(f"Unknown not-found mode {mode!r}; use one of: {', '.join(NOT_FOUND_MODES)}.",
                          hint="strict says so whenever a reply is not wholly borne out, balanced when the rule finds "
                               "it unsupported, off always shows the model's reply (HEARTH_NOT_FOUND, ask --not-found).")
     return value
+
 
 DEFAULT_MAX_TOKENS = 320  # the longest answer asked for
 MIN_ANSWER_TOKENS = 16  # below this much room for the answer, the prompt is cut further
@@ -131,7 +130,7 @@ class Answer:
         out["abstained"] = self.support.abstained if self.support is not None else not self.sources
         # Why, in one sentence a user reads; null when the reply stands.
         out["why"] = (self.support.why if self.support is not None and self.support.abstained
-                      else NOTHING_FOUND_WHY if out["abstained"] else None)
+                      else why_withheld("nothing") if out["abstained"] else None)
         return out
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag.loaders import SUPPORTED_SUFFIXES
+from rag.pinned import inside
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def source_id(path: Path) -> str:
 
 def leads_outside(path: Path, folder: str) -> bool:
     """Whether `path` (inside `folder`, a resolved path) resolves to a place outside that folder."""
-    return not _under(os.path.realpath(path), folder)  # realpath: a link that loops is no error here
+    return not inside(os.path.realpath(path), folder)  # realpath: a link that loops is no error here
 
 
 def outside_link(path: Path) -> Failure:
@@ -81,7 +82,7 @@ def _discover(paths: Iterable[Path], *, include_hidden: bool, within: Sequence[s
     files: dict[str, Path] = {}
     for path in paths:
         path = Path(path)
-        home = next((f for f in within if _under(os.path.abspath(path), f)), None)
+        home = next((f for f in within if inside(os.path.abspath(path), f)), None)
         if home is not None and not path.is_dir() and leads_outside(path, home):
             scan.failures.append(outside_link(path))
         elif not path.exists():
@@ -156,7 +157,3 @@ def _refusal(path: Path) -> Failure | None:
 def _shown(name: str) -> str:
     """A path or name as text that can be printed and stored: bytes that are not UTF-8 become U+FFFD."""
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-def _under(source: str, folder: str) -> bool:
-    return source == folder or source.startswith(folder.rstrip(os.sep) + os.sep)

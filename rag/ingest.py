@@ -38,12 +38,13 @@ import numpy as np
 from inference.errors import Cancelled, HearthError
 from rag.errors import IndexDamaged, LoadError
 from rag.chunking import Chunk, TokenCounter, _embedding_text, chunk_sections, embedding_text
-from rag.discovery import Failure, _discover, _under, discover, leads_outside, outside_link, source_id
+from rag.discovery import Failure, _discover, discover, leads_outside, outside_link, source_id
 from rag.loaders import Limits
 from rag.manifest import DocumentRecord, Manifest, _remove, forget
 from rag.parse_pool import (
     DEFAULT_MEMORY_LIMIT, BatchThread, ParseJob, Parsed, ParsePool, default_workers, parse_inline,
 )  # fmt: skip
+from rag.pinned import inside
 from rag.store import DocumentIndex, DocumentWrite
 from rag.table_store import TableStore
 from rag.tables import Table, extract_tables
@@ -503,10 +504,10 @@ def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: 
 
     # Rescan: what was indexed under a walked folder but is no longer found there is gone.
     for source, record in records.items():
-        if source in found or not any(_under(source, root) for root in scan.roots):
+        if source in found or not any(inside(source, root) for root in scan.roots):
             continue
-        if not any(_under(source, link) for link in scan.links_out) and (
-            any(_under(source, folder) for folder in scan.unlisted) or os.path.isfile(source)
+        if not any(inside(source, link) for link in scan.links_out) and (
+            any(inside(source, folder) for folder in scan.unlisted) or os.path.isfile(source)
         ):
             continue  # unlisted folder, or a file that exists but is now skipped (hidden): keep it
         run.check_cancel()
