@@ -1,28 +1,7 @@
-"""When the documents do not seem to answer: the evidence a question has in its passages, and the rule that
-turns a weak one into "not found" instead of the model's reply.
-
-A small model asked about something its passages do not hold writes a confident answer anyway ("The door
-code of the server room is 1200."). Two things tell such a question from one the passages answer, neither
-of which needs the model: how close the passages' best line comes to the question in meaning, and which of
-the question's rarer words no passage holds at all ("door", "code"). `evidence` combines them; the rule
-(`abstains`) also looks at the reply: one the aligner cannot bear out, or a refusal, gives way over a wider
-band of evidence than one it can; one whose answer the model took from a line far from the question
-(`OFF_QUESTION_BELOW`) gives way whatever the evidence, and one borne out from a line close to it
-(`ON_QUESTION`) stands on less evidence than another. A reply that states a figure neither the question nor
-any passage holds ("founded in 1994") made it up, and gives way whatever the evidence (`invented_figures`);
-one that gives no figure or time where the question asks for one answers something else (`lacks_asked_kind`),
-and so does one that puts a citation where its answer goes ("… is [1].") or only restates the question
-(rag.quotes: both count as weak replies), and a "No" to a yes-or-no question that no line it draws on, nor any
-closest to the question, says (`unfounded_no`).
-A reply all this lets stand is also given up when the checking model, shown the line each of its sentences
-comes from, says no line gives it; and a reply borne out by the passages that thin evidence alone withholds
-stands when the larger built-in checker is sure its line gives it (rag/confirm.py, applied by rag.quotes.align).
-
-The weights and bounds were chosen on the tuning half of bench/data/eval_*.json (30 answerable and 20
-unanswerable questions, the default models; see README "Not found is an answer") and are reported on the
-held-out half, which was not used to choose them. They hold for the default embedding model only
-(`calibrated`), and for questions it reads (an English-only model's similarities say nothing of a Russian
-question): otherwise Hearth does not abstain, and shows the reply as before.
+"""The signals of "not found" that need no model: which of the question's words no passage holds, whether a
+reply refuses, says nothing, makes a figure up, gives no figure or time where one is asked, or says "No" where no
+line does; and the sentence that tells the user why a reply was withheld. How they are weighed is
+rag/grounding.py's (one policy, its bounds, its ablation).
 """
 
 from __future__ import annotations
@@ -32,16 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-import numpy as np
-
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 
-MISSING_WEIGHT = 0.1  # evidence lost when none of the question's words are in the passages (rarity-weighted)
-ABSTAIN_BELOW = 0.53  # evidence under which Hearth says "not found" (see ON_QUESTION for the one exception)
-ABSTAIN_UNSUPPORTED_BELOW = 0.67  # ...and under which it does so when the reply is not borne out
-OFF_QUESTION_BELOW = 0.12  # similarity to the question under which the line a reply's answer comes from is off it
-ON_QUESTION = 0.53  # ...and from which it is on it: a reply borne out from such a line is kept under ABSTAIN_BELOW
-SUPPORTED_SHARE = 0.5  # a reply is borne out when at least this share of its sentences is
 _HOW = re.compile(r"\bhow\s+(much|many|often|long|far|old|big|large|soon)\b", re.IGNORECASE)
 WORD_PREFIX = 6  # letters a question word and a passage word share to count as the same word (word forms)
 
@@ -230,57 +201,6 @@ def reply_says(question: str, reply: str) -> str | None:
     if _REPLY_YES.match(reply):
         return "yes"
     return "no" if _REPLY_NO.match(reply) else None
-
-
-def evidence(unit_vecs: np.ndarray, q_vec: np.ndarray, missing: float) -> float:
-    """How well the passages seem to answer: their best line's similarity to the question, less the share
-    of the question's words they lack."""
-    best = float(np.max(unit_vecs @ q_vec)) if len(unit_vecs) else 0.0
-    return best - MISSING_WEIGHT * missing
-
-
-def abstains(evidence_score: float, *, supported: float, refusal: bool, answer_line: float | None = None,
-             invented: bool = False, off_kind: bool = False) -> bool:
-    """Whether to say the documents do not seem to answer (`abstain_reason` gives why)."""
-    return abstain_reason(evidence_score, supported=supported, refusal=refusal, answer_line=answer_line,
-                          invented=invented, off_kind=off_kind) is not None
-
-
-def abstain_reason(evidence_score: float, *, supported: float, refusal: bool, answer_line: float | None = None,
-                   invented: bool = False, off_kind: bool = False) -> str | None:
-    """Whether to say the documents do not seem to answer, given the evidence, the share of the reply's
-    sentences the aligner bore out, whether the reply was a refusal, how close to the question the
-    passage line is that the reply takes its answer from (None when it takes none), and whether the reply
-    states a figure no passage holds (`invented_figures`): that one is made up, whatever the evidence. A
-    reply that gives no figure or time where the question asks for one (`off_kind`, `lacks_asked_kind`) is
-    weak, like one the aligner cannot bear out.
-
-    A reply whose answer comes from a line about something else ("The name of the program Falcot's
-    accounting department uses is firefox-esr." from "Depends: firefox-esr | www-browser") is the model
-    filling the gap with whatever the passages held, however close other lines come to the question.
-
-    The reason, None when the reply stands: "invented" (a made-up figure), "off_line" (its answer comes from a line
-    off the question), "weak" (a weak reply on middling evidence, or thin evidence), "evidence" (thin evidence
-    alone)."""
-    if invented:
-        return "invented"
-    if answer_line is not None and answer_line < OFF_QUESTION_BELOW:
-        return "off_line"
-    weak_reply = refusal or off_kind or supported < SUPPORTED_SHARE
-    if evidence_score < ABSTAIN_BELOW:  # too little evidence, but for a reply borne out by a line on the question
-        if weak_reply:
-            return "weak"
-        return "evidence" if answer_line is None or answer_line < ON_QUESTION else None
-    return "weak" if weak_reply and evidence_score < ABSTAIN_UNSUPPORTED_BELOW else None
-
-
-def only_thin_evidence(*, supported: float, answer_line: float | None, invented: bool = False,
-                       off_kind: bool = False) -> bool:
-    """Whether a reply `abstains` withholds could only be withheld for thin evidence: it is borne out, states no
-    made-up figure, gives what kind of answer is asked for, and takes its answer from no line off the question
-    (a refusal or a reply that says nothing is the caller's to rule out). A sure check may keep such a reply."""
-    return (not invented and not off_kind and supported >= SUPPORTED_SHARE
-            and (answer_line is None or answer_line >= OFF_QUESTION_BELOW))
 
 
 def abstain_text(language: str) -> str:

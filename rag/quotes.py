@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rag.abstain import (
-    ABSTAIN_UNSUPPORTED_BELOW, REFUSAL, WORD_PREFIX, YES_NO_VERBS, abstain_reason, abstain_text, calibrated, evidence,
-    invented_figures, lacks_asked_kind, missing_share, missing_words, only_thin_evidence, reply_says, says_nothing,
-    unfounded_no, why_withheld,
+    REFUSAL, WORD_PREFIX, YES_NO_VERBS, abstain_text, calibrated, missing_share, missing_words, reply_says,
+    says_nothing, why_withheld,
 )
 from rag.confirm import DEFAULT_BOUNDS, QUESTION_LINES
+from rag.grounding import STANDS, Decision, GroundingPolicy, Signals, decide, measure, off_kind, with_verdicts
 from rag.language import DEFAULT as DEFAULT_LANGUAGE
 from rag.language import detect, question_stems
 from rag.lines import names_heading, split_units
@@ -182,6 +182,34 @@ def _answer_lines(sentences: Sequence[str], question: str, unit_terms: Sequence[
     return out
 
 
+@dataclass(frozen=True)
+class _Aligned:
+    """A reply aligned with its passages' lines: each sentence and the line that bears it out, if any."""
+
+    question: str
+    clean: str  # the reply without its citations
+    sentences: list[str]
+    units: list[_Unit]
+    unit_vecs: np.ndarray
+    q_vec: np.ndarray
+    language: str
+    readable: bool  # the embedder reads the question (else it is matched by its words alone)
+    unit_terms: list[set[str]]
+    picks: list[tuple[str, int | None]]  # every sentence, and the unit that bears it out
+    said: list[tuple[str, np.ndarray]]  # the sentences that claim something, with their vectors
+    chosen: dict[int, float]  # the units that bear a sentence out, and their best score
+    emptied: set[str]  # sentences whose answer is a citation alone ("… is [1].")
+
+    def question_scores(self) -> np.ndarray:
+        """How well each unit answers the question itself (`_question_scores`)."""
+        return _question_scores(self.question, self.units, self.unit_vecs, self.unit_terms, self.q_vec,
+                                meaning=1.0 if self.readable else 0.0, language=self.language)
+
+    def closeness(self) -> np.ndarray:
+        """Each unit's cosine similarity to the question."""
+        return self.unit_vecs @ self.q_vec
+
+
 def align(
     answer: str,
     question: str,
@@ -191,179 +219,169 @@ def align(
     max_quotes: int = 4,  # chosen on the evaluation's tuning half (README "Answers you can check")
     threshold: float = 0.55,  # chosen on bench/quotes.py; see README "Answers you can check"
     rescue: float = 0.45,  # a weaker match still counts when the unit holds all the sentence's code-like tokens
-    strong_passage: float = 0.45,
+    strong_passage: float = 0.45,  # a passage scoring this stands in for a reply borne out nowhere
     question_quotes: int = 3,  # quotes kept for the lines that best answer the question itself
     in_context: int = 2,  # of those, how many are quoted with the sentences around them
     rarity: Mapping[str, float] | None = None,  # the question's words and their weights (rag.abstain.rarity)
     check: Callable[[str, Sequence[tuple[str, str]]], float | None] | None = None,  # rag.confirm.AnswerCheck
-    not_found: str = "balanced",  # NOT_FOUND: "off" never withholds, "strict" withholds more than "balanced"
+    not_found: str = "balanced",  # NOT_FOUND_MODES: "off" never withholds, "strict" more than "balanced"
+    policy: GroundingPolicy | None = None,  # None: the default one, read with `check`'s bounds
 ) -> Support:
     """Supporting quotes and per-sentence citations for an answer drawn from `hits` (numbered from 1).
 
-    With `rarity` (the question's words weighted by how rare they are in the index), a question whose
-    passages do not seem to answer it gets an abstaining Support (rag/abstain.py); without, it never does.
-    With `check` as well, a reply the rule lets stand is also given up when the model, shown the line closest
-    to each of its sentences, says none of them gives it (rag/confirm.py); English questions only.
-    `not_found` is the user's strictness: "off" shows every reply (its unsupported sentences marked), "strict"
-    also withholds a reply not wholly borne out, "balanced" is the rule as measured.
-    """
+    With `rarity` (the question's words weighted by how rare they are in the index), the grounding policy
+    (rag/grounding.py) decides whether the reply stands, is withheld ("not found", quoting the lines closest to
+    the question) or gives way to those lines; without, it never is withheld. `check` is the checking model
+    the policy may ask (rag/confirm.py; English questions only). `not_found` is the user's strictness."""
+    a = _aligned(answer, question, hits, embedder=embedder, threshold=threshold, rescue=rescue)
+    if a is None:
+        clean = _CITE.sub("", answer).strip()
+        return Support(clean, [SentenceSupport(t, None, None) for t in (clean[s:e] for s, e in split_units(clean))])
+    policy = policy or GroundingPolicy(check=getattr(check, "bounds", DEFAULT_BOUNDS))
+    silent = says_nothing(a.clean, [PurePath(h.source).name for h in hits]) or (bool(a.picks) and not a.said)
+    refusal = silent or REFUSAL.match(a.clean) is not None
+    unborne_strong = not a.chosen and max((h.score for h in hits), default=0.0) >= strong_passage
+    signals = None
+    if rarity is not None and _weighable(a, hits, embedder):
+        signals = _signals(a, hits, rarity, check, silent=silent, unborne_strong=unborne_strong)
+    decision = decide(signals, policy, not_found) if signals is not None else STANDS
+    if decision.withheld and not_found != "off":
+        return _not_found(a, hits, decision, signals, rarity, max_quotes=max_quotes, in_context=in_context)
+    if refusal or (not_found != "off" and (unborne_strong or decision.lines_stand)):
+        # The model failed (or the policy let the lines stand in for a reply): show the documents' lines. With
+        # "off" only a refusal gives way: any other reply is shown, its unsupported sentences marked.
+        return _lines_instead(a, hits, decision, signals, max_quotes=max_quotes, in_context=in_context)
+    return _reply_support(answer, a, hits, signals, decision, max_quotes=max_quotes,
+                          question_quotes=question_quotes, in_context=in_context)
+
+
+def _aligned(answer: str, question: str, hits: Sequence[Hit], *, embedder: Embedder, threshold: float,
+             rescue: float) -> _Aligned | None:
+    """The reply's sentences aligned with the passages' lines; None when the passages have no line to align."""
     units = _units(hits)
+    if not units:
+        return None
     clean = _CITE.sub("", answer).strip()
     sentences = [clean[s:e] for s, e in split_units(clean)]
     emptied = {_CITE.sub("", answer[s:e]).strip() for s, e in split_units(answer) if _EMPTY_SLOT.search(answer[s:e])}
-    if not units:
-        return Support(clean, [SentenceSupport(t, None, None) for t in sentences])
     vecs = embedder.embed([u.text for u in units] + sentences + [question])
     unit_vecs, sent_vecs, q_vec = vecs[: len(units)], vecs[len(units) : -1], vecs[-1]
     language = detect(question)
     unit_terms = [_terms(u.text, language) for u in units]
     unit_exact = [_exact_tokens(u.text) for u in units]
-
-    # A question the embedder cannot read (see rag/retrieval.py) is matched by its words alone.
-    readable = reads(embedder, question, RetrievalOptions.unread_tokens_per_word)
-
-    def question_scores() -> np.ndarray:
-        meaning = 1.0 if readable else 0.0
-        return _question_scores(question, units, unit_vecs, unit_terms, q_vec, meaning=meaning, language=language)
-
     asked_exact = _exact_tokens(question)
-
-    def best(vec: np.ndarray, text: str) -> tuple[int, float, bool]:
-        """The best unit for a sentence, its 0..1 score, and whether the unit holds all its code-like tokens."""
-        terms, exact = _terms(text, language), _exact_tokens(text) - asked_exact
-        scores = unit_vecs @ vec + 0.5 * np.array([_overlap(terms, ut) for ut in unit_terms])
-        norm = 1.5
-        if exact:  # a path, option or figure copied whole is strong evidence
-            scores = scores + 0.5 * np.array([len(exact & ux) / len(exact) for ux in unit_exact])
-            norm += 0.5
-        j = int(np.argmax(scores))
-        return j, float(scores[j]) / norm, bool(exact) and exact <= unit_exact[j]
-
     chosen: dict[int, float] = {}
     picks: list[tuple[str, int | None]] = []
-    # Sentences that only copy a passage's heading ("[13.3. How can I contribute …?]") or whose answer is a
-    # citation ("… is [1].") claim nothing.
-    said: list[tuple[str, np.ndarray]] = []  # the sentences that claim something, with their vectors
+    said: list[tuple[str, np.ndarray]] = []
     for text, vec in zip(sentences, sent_vecs, strict=True):
-        j, score, all_exact = best(vec, text)
+        # Sentences that only copy a passage's heading ("[13.3. How can I contribute …?]") or whose answer is a
+        # citation ("… is [1].") claim nothing.
         if text.strip() in emptied or any(names_heading(text, h.heading) for h in hits):
             picks.append((text, None))
             continue
         said.append((text, vec))
+        j, score, all_exact = _best_unit(vec, text, unit_vecs, unit_terms, unit_exact, asked_exact, language)
         if (score >= threshold or (all_exact and score >= rescue)) and not REFUSAL.match(text):
             chosen[j] = max(chosen.get(j, 0.0), score)
             picks.append((text, j))
         else:
             picks.append((text, None))
+    readable = reads(embedder, question, RetrievalOptions.unread_tokens_per_word)
+    return _Aligned(question, clean, sentences, units, unit_vecs, q_vec, language, readable, unit_terms, picks,
+                    said, chosen, emptied)
 
-    # A reply of citations and the passages' labels alone ("[3] (backup.html, 9.10.2. Restoring …)") says
-    # nothing: the passages' lines stand in for it like for a refusal, but it is no sign they lack the answer.
-    silent = says_nothing(clean, [PurePath(h.source).name for h in hits]) or (bool(picks) and not said)
-    refusal = silent or REFUSAL.match(clean) is not None
-    # A reply that puts a citation where its answer goes ("The phone number of the travel desk is [1].") and
-    # says nothing else did not find the answer: weak, like a refusal (a reply of labels alone is no such sign).
-    unfilled = not said and any(t.strip() in emptied for t in sentences)
-    unsupported = not chosen
-    strong = max((h.score for h in hits), default=0.0) >= strong_passage
-    weighed: dict[str, Any] = {}  # Support.evidence, .answer_line …, when the rule is applied
-    lines_stand = False  # the model says the lines closest to the question answer it, where the rule withholds
-    # The evidence means something only where the embedder reads the question and every passage (an English
-    # question over Russian memos found through a translation is far from them to an English-only model).
-    if (rarity is not None and readable and calibrated(embedder.name)
-            and all(reads(embedder, h.text[:_READ_SAMPLE], RetrievalOptions.unread_tokens_per_word) for h in hits)):
-        supported = sum(j is not None for _, j in picks) / len(said) if said else 0.0
-        score = evidence(unit_vecs, q_vec, missing_share(rarity, hits, question))
-        # For a reply that says nothing, the evidence alone decides, as for one the aligner bore out.
-        # The line the reply takes its answer from, when the reply says something: how close it is to the question.
-        lines_used = [] if silent else _answer_lines(sentences, question, unit_terms, language)
-        answer_line = max((float(unit_vecs[j] @ q_vec) for j in lines_used), default=None)
-        weighed = {"evidence": score, "answer_line": answer_line}
-        invented = invented_figures(clean, [question] + [f"{h.heading or ''} {h.text}" for h in hits])
-        # A reply that gives no figure or time where the question asks for one answers something else.
-        # So does one that only restates the question ("The domain registrar for falcot.com is falcot.com.").
-        # And so does a "No" to a yes/no question that no line of its answer, nor those closest to it, says.
-        near = np.argsort(-(unit_vecs @ q_vec))[:_NEAR_LINES]
-        off_kind = not silent and language == DEFAULT_LANGUAGE and (
-            lacks_asked_kind(question, clean) or restates([t for t, _ in said], question)
-            or unfounded_no(question, clean, [units[j].text for j in {*lines_used, *map(int, near)}]))
 
-        # The model's check (rag/confirm.py): each sentence that claims something, with the passage line closest
-        # to it. Not for a reply the passages' lines stand in for anyway (a refusal, or one the aligner bears out
-        # nowhere: "No, the documents do not say.").
-        checkable = check is not None and not refusal and not (unsupported and strong) and language == DEFAULT_LANGUAGE
-        bounds = getattr(check, "bounds", DEFAULT_BOUNDS)
+def _best_unit(vec: np.ndarray, text: str, unit_vecs: np.ndarray, unit_terms: Sequence[set[str]],
+               unit_exact: Sequence[set[str]], asked_exact: set[str], language: str) -> tuple[int, float, bool]:
+    """The best unit for a sentence, its 0..1 score, and whether the unit holds all its code-like tokens."""
+    terms, exact = _terms(text, language), _exact_tokens(text) - asked_exact
+    scores = unit_vecs @ vec + 0.5 * np.array([_overlap(terms, ut) for ut in unit_terms])
+    norm = 1.5
+    if exact:  # a path, option or figure copied whole is strong evidence
+        scores = scores + 0.5 * np.array([len(exact & ux) / len(exact) for ux in unit_exact])
+        norm += 0.5
+    j = int(np.argmax(scores))
+    return j, float(scores[j]) / norm, bool(exact) and exact <= unit_exact[j]
 
-        def verdict() -> float | None:  # asked at most once, only when `checkable`
-            pairs = [(t, " ".join(units[int(np.argmax(unit_vecs @ vec))].text.split())) for t, vec in said]
-            weighed["verdict"] = found = check(question, pairs) if check is not None else None
-            return found
 
-        weak = (refusal and not silent) or unfilled
-        reason = abstain_reason(score, supported=1.0 if silent else supported, refusal=weak,
-                                answer_line=answer_line, invented=bool(invented), off_kind=off_kind)
-        withheld = reason is not None
-        if not withheld:
-            withheld = checkable and bounds.checks(score) and bounds.denies(verdict())
-            reason = "denied" if withheld else None
-        elif checkable and bounds.kept_from is not None and not silent and only_thin_evidence(
-                supported=supported, answer_line=answer_line, invented=bool(invented), off_kind=off_kind):
-            # A reply the passages bear out, withheld for thin evidence alone, stands when the check is sure its
-            # lines give it: a question in words of its own is far from its line for the embedder, less so for a
-            # model that reads both (README "The larger model checks the answer").
-            withheld = not bounds.keeps(verdict())
-        # The model's verdict on the question itself (rag/confirm.py, `AnswerCheck.lines_answer`): shown the lines
-        # closest to it, before any reply, does it say they answer it? It tells a question its notes answer in other
-        # words from one about the same subject that they leave open better than the evidence (README "The larger
-        # model reads the question's lines"): under one bound nothing the reply says stands, from another the lines
-        # stand in for a reply the rule withholds.
-        def closest() -> list[str]:
-            """The lines closest to the question, best first, headings left out."""
-            return list(dict.fromkeys(" ".join(units[int(j)].text.split()) for j in np.argsort(-(unit_vecs @ q_vec))
-                                      if not _is_heading(units[int(j)], hits)))
+def _weighable(a: _Aligned, hits: Sequence[Hit], embedder: Embedder) -> bool:
+    """Whether the policy's similarities mean anything here: the embedder is the one its bounds were measured
+    with, and it reads the question and every passage (an English question over Russian memos found through a
+    translation is far from them to an English-only model)."""
+    return a.readable and calibrated(embedder.name) and all(
+        reads(embedder, h.text[:_READ_SAMPLE], RetrievalOptions.unread_tokens_per_word) for h in hits)
 
-        if hasattr(check, "lines_answer") and language == DEFAULT_LANGUAGE and bounds.asks_question():
-            asked = check.lines_answer(question, closest()[:QUESTION_LINES])
-            weighed["question_verdict"] = asked
-            if not withheld and bounds.unanswered(asked):
-                withheld, reason, weighed["question_changed"] = True, "unanswered", "withheld"
-            elif withheld and bounds.answered(asked):
-                withheld, lines_stand, weighed["question_changed"] = False, True, "lines"
-        # A reply to a yes-or-no question that opens "No" where the lines say yes, or the other way round, and then
-        # restates the line that says so ("No, … The passage states that staff can swap … without asking"): the
-        # aligner and the check bear its restatement out. The larger model's own Yes or No over the same lines,
-        # when surely the other way, lets the lines stand in for it; and where they stand in for a reply the rule
-        # withheld (the probe reads them as answering), its Yes or No, when surely the same as the reply's and the
-        # reply makes no figure up, opens them: "No. The documents say: …" (README "The larger model's own Yes or
-        # No"). The rest of that reply stays the model's guess: the lines are what bears the word out.
-        says = None if withheld or refusal or (unsupported and strong) else reply_says(question, clean)
-        if (says is not None and hasattr(check, "yes_or_no") and language == DEFAULT_LANGUAGE
-                and bounds.reads_yes_no()):
-            weighed["yes_no_verdict"] = own = check.yes_or_no(question, closest()[:QUESTION_LINES])
-            if not lines_stand and bounds.contradicts(says, own):
-                lines_stand, weighed["contradicted"] = True, True
-            elif lines_stand and not invented and bounds.agrees(says, own):
-                weighed["agreed"] = True
-        if not withheld and not_found == "strict" and not refusal and not silent and said and (
-                supported < 1.0 or score < ABSTAIN_UNSUPPORTED_BELOW):
-            withheld, reason = True, "strict"  # "say so": a reply not wholly borne out, or on middling evidence
-        if withheld and not_found != "off":
-            # Not found: say so, and quote the lines closest to the question (the reply is the model's guess).
-            lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
-            quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
-            why = why_withheld(reason or "evidence", figures=invented, refusal=weak, off_kind=off_kind,
-                               missing=missing_words(rarity, hits, question) if readable else ())
-            return Support(abstain_text(language), [], quotes, abstained=True, why=why, **weighed)
-    if refusal or (not_found != "off" and ((unsupported and strong) or lines_stand)):
-        # The model failed (or the rule withheld a reply to a question the lines answer): show the documents' lines.
-        # With "off" only a refusal gives way: any other reply is shown, its unsupported sentences marked.
-        lines = _question_lines(question_scores(), [], max_quotes, in_context, units, hits)
-        quotes = [_quote(span, hits, float(unit_vecs[j] @ q_vec)) for j, span in lines]
-        # The Yes or No that both the reply and the larger model give, when they do, opens the lines.
-        opening = f"{reply_says(question, clean).capitalize()}. " if weighed.get("agreed") else ""
-        text = opening + FALLBACK_PREFIX + " ".join(_cite(q.text, q.passage) for q in quotes)
-        return Support(text, [SentenceSupport(q.text, i, q.passage) for i, q in enumerate(quotes)], quotes, True,
-                       **weighed)
 
+def _signals(a: _Aligned, hits: Sequence[Hit], rarity: Mapping[str, float], check: Any, *, silent: bool,
+             unborne_strong: bool) -> Signals:
+    """What the grounding policy weighs for this reply (rag.grounding.Signals), the checking model's verdicts
+    read only if a rule asks."""
+    closeness = a.closeness()
+    english = a.language == DEFAULT_LANGUAGE
+    # The line the reply takes its answer from, when it says something: how close it is to the question.
+    lines_used = [] if silent else _answer_lines(a.sentences, a.question, a.unit_terms, a.language)
+    near = np.argsort(-closeness)[:_NEAR_LINES]
+    signals = measure(
+        question=a.question, reply=a.clean, closeness=float(np.max(closeness)),
+        missing=missing_share(rarity, hits, a.question),
+        supported=sum(j is not None for _, j in a.picks) / len(a.said) if a.said else 0.0, claims=len(a.said),
+        silent=silent, refusal=REFUSAL.match(a.clean) is not None,
+        unfilled=not a.said and any(t.strip() in a.emptied for t in a.sentences),
+        answer_line=max((float(closeness[j]) for j in lines_used), default=None),
+        texts=[a.question] + [f"{h.heading or ''} {h.text}" for h in hits],
+        yes_no_lines=[a.units[j].text for j in {*lines_used, *map(int, near)}], unborne_strong=unborne_strong,
+        english=english, restated=restates([t for t, _ in a.said], a.question))
+    if check is None or not english:
+        return signals
+    lines = _closest_lines(a, hits)[:QUESTION_LINES]
+    pairs = [(t, " ".join(a.units[int(np.argmax(a.unit_vecs @ vec))].text.split())) for t, vec in a.said]
+    return with_verdicts(
+        signals, verdict=lambda: check(a.question, pairs),
+        question_verdict=(lambda: check.lines_answer(a.question, lines)) if hasattr(check, "lines_answer") else None,
+        yes_no=(lambda: check.yes_or_no(a.question, lines)) if hasattr(check, "yes_or_no") else None)
+
+
+def _closest_lines(a: _Aligned, hits: Sequence[Hit]) -> list[str]:
+    """The lines closest to the question, best first, headings left out."""
+    return list(dict.fromkeys(" ".join(a.units[int(j)].text.split()) for j in np.argsort(-a.closeness())
+                              if not _is_heading(a.units[int(j)], hits)))
+
+
+def _closest_quotes(a: _Aligned, hits: Sequence[Hit], *, max_quotes: int, in_context: int) -> list[Quote]:
+    """The quotes of the lines that best answer the question."""
+    lines = _question_lines(a.question_scores(), [], max_quotes, in_context, a.units, hits)
+    return [_quote(span, hits, float(a.unit_vecs[j] @ a.q_vec)) for j, span in lines]
+
+
+def _not_found(a: _Aligned, hits: Sequence[Hit], decision: Decision, signals: Signals | None,
+               rarity: Mapping[str, float] | None, *, max_quotes: int, in_context: int) -> Support:
+    """The documents do not seem to answer: say so, why, and quote the lines closest to the question."""
+    s = signals
+    why = why_withheld(decision.reason or "evidence", figures=s.invented if s else (),
+                       refusal=bool(s and (s.refusal or s.unfilled)), off_kind=bool(s and off_kind(s)),
+                       missing=missing_words(rarity, hits, a.question) if rarity is not None and a.readable else ())
+    return Support(abstain_text(a.language), [], _closest_quotes(a, hits, max_quotes=max_quotes, in_context=in_context),
+                   abstained=True, why=why, signals=signals, decision=decision)
+
+
+def _lines_instead(a: _Aligned, hits: Sequence[Hit], decision: Decision, signals: Signals | None, *,
+                   max_quotes: int, in_context: int) -> Support:
+    """The lines closest to the question stand in for the reply, opened by its Yes or No where the checking model
+    gives the same (`Decision.agreed`)."""
+    quotes = _closest_quotes(a, hits, max_quotes=max_quotes, in_context=in_context)
+    says = reply_says(a.question, a.clean) if decision.agreed else None
+    opening = f"{says.capitalize()}. " if says else ""
+    text = opening + FALLBACK_PREFIX + " ".join(_cite(q.text, q.passage) for q in quotes)
+    return Support(text, [SentenceSupport(q.text, i, q.passage) for i, q in enumerate(quotes)], quotes, True,
+                   signals=signals, decision=decision)
+
+
+def _reply_support(answer: str, a: _Aligned, hits: Sequence[Hit], signals: Signals | None, decision: Decision, *,
+                   max_quotes: int, question_quotes: int, in_context: int) -> Support:
+    """The reply as shown, citations from the alignment, and its quotes: those that bear it out, and the lines
+    that best answer the question (a small model often paraphrases around the fact, or states a wrong one: these
+    let the user check; on bench/quotes.py they took "a shown quote has the answer" from 74 % to 91 %)."""
+    units, chosen = a.units, a.chosen
     # The same sentence from two overlapping passages, or a sentence inside a longer quote of the same
     # document, is one quote; ties go to what the question asks about.
     kept: list[int] = []
@@ -372,40 +390,38 @@ def align(
         same[j] = next((k for k in kept if _duplicates(units[j], units[k], hits)), j)
         if same[j] == j:
             kept.append(j)
-    order = sorted(kept, key=lambda j: -(chosen[j] + 0.2 * float(unit_vecs[j] @ q_vec)))[:max_quotes]
-    # The lines that answer the question most directly are always shown too: a small model often paraphrases
-    # around the fact (or states a wrong one), and these quotes let the user check the reply against it.
-    # On bench/quotes.py this took "a shown quote has the answer" from 74% to 91% of the questions whose
-    # answer was in the passages (one such quote: 88%).
+    order = sorted(kept, key=lambda j: -(chosen[j] + 0.2 * float(a.unit_vecs[j] @ a.q_vec)))[:max_quotes]
     reply_slots = max(1, max_quotes - question_quotes)
-    lines = _question_lines(question_scores(), order[:reply_slots], max_quotes, in_context, units, hits)
+    lines = _question_lines(a.question_scores(), order[:reply_slots], max_quotes, in_context, units, hits)
     # Slots the question's lines did not take go back to the reply's own quotes.
     for j in order[reply_slots:]:
         if len(lines) < max_quotes and not any(_duplicates(units[j], u, hits) for _, u in lines):
             lines.append((j, units[j]))
-    quotes = [_quote(span, hits, chosen.get(j, float(unit_vecs[j] @ q_vec))) for j, span in lines]
-
-    def shown_at(j: int) -> int | None:
-        """The quote that shows unit j: its own, or one whose span holds it."""
-        own = next((n for n, (k, _) in enumerate(lines) if k == j), None)
-        if own is not None:
-            return own
-        u = units[j]
-        return next((n for n, (_, span) in enumerate(lines) if span.start <= u.start and u.end <= span.end
-                     and hits[span.passage - 1].source == hits[u.passage - 1].source), None)
-
-    supports = [
-        SentenceSupport(t, shown_at(same[j]) if j is not None else None, units[j].passage if j is not None else None)
-        for t, j in picks
-    ]
+    quotes = [_quote(span, hits, chosen.get(j, float(a.unit_vecs[j] @ a.q_vec))) for j, span in lines]
+    supports = [SentenceSupport(t, _shown_at(same[j], lines, units, hits) if j is not None else None,
+                                units[j].passage if j is not None else None) for t, j in a.picks]
     shown = reframed(" ".join(_cite(s.text, s.citation) for s in supports), answer)
-    return Support(shown, supports, quotes, False, **weighed)
+    return Support(shown, supports, quotes, False, signals=signals, decision=decision)
 
+
+def _shown_at(j: int, lines: Sequence[tuple[int, _Unit]], units: Sequence[_Unit], hits: Sequence[Hit]) -> int | None:
+    """The quote that shows unit j: its own, or one whose span holds it."""
+    own = next((n for n, (k, _) in enumerate(lines) if k == j), None)
+    if own is not None:
+        return own
+    u = units[j]
+    return next((n for n, (_, span) in enumerate(lines) if span.start <= u.start and u.end <= span.end
+                 and hits[span.passage - 1].source == hits[u.passage - 1].source), None)
 
 def question_verdict(question: str, hits: Sequence[Hit], *, embedder: Embedder, rarity: Mapping[str, float],
                      check: Callable[[str, Sequence[tuple[str, str]]], float | None]) -> float | None:
-    """The larger model's probe on the lines of `hits` closest to the question, as `align` reads it for no reply."""
-    return align("", question, hits, embedder=embedder, rarity=rarity, check=check).question_verdict
+    """The larger model's probe on the lines of `hits` closest to the question, as the grounding policy reads it
+    (None where the policy would not: no line, an embedder or a language it does not weigh, no probe)."""
+    a = _aligned("", question, hits, embedder=embedder, threshold=1.0, rescue=1.0)
+    if a is None or a.language != DEFAULT_LANGUAGE or not hasattr(check, "lines_answer") or not _weighable(
+            a, hits, embedder):
+        return None
+    return check.lines_answer(question, _closest_lines(a, hits)[:QUESTION_LINES])
 
 
 def _is_heading(unit: _Unit, hits: Sequence[Hit]) -> bool:

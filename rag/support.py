@@ -6,7 +6,10 @@ conversation's turn, read back by the front ends.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rag.grounding import Decision, Signals
 
 
 @dataclass(frozen=True)
@@ -59,19 +62,10 @@ class Support:
     # the model's reply is its unsupported guess (shown on request). See `abstains`.
     abstained: bool = False
     why: str | None = None  # when abstained: one sentence saying why (rag.abstain.why_withheld)
-    # What the not-found rule weighed (rag/abstain.py), when it was applied: the evidence, and the similarity to
-    # the question of the line the reply takes its answer from. For measuring (bench/abstain_signals.py); not stored.
-    evidence: float | None = field(default=None, compare=False)
-    answer_line: float | None = field(default=None, compare=False)
-    verdict: float | None = field(default=None, compare=False)  # the model's, on the reply's lines (rag.confirm)
-    question_verdict: float | None = field(default=None, compare=False)  # the model's, on the question's lines
-    # What that verdict changed: "withheld" (the rule let the reply stand), "lines" (the rule withheld it), or None.
-    question_changed: str | None = field(default=None, compare=False)
-    # The model's own Yes or No to a yes-or-no question over those lines (log P(Yes) - log P(No)), and whether it
-    # contradicted the reply's, so that the lines stood in for it...
-    yes_no_verdict: float | None = field(default=None, compare=False)
-    contradicted: bool = field(default=False, compare=False)
-    agreed: bool = field(default=False, compare=False)  # ...or, where they stood in anyway, gave it too: it opens them
+    # What the grounding policy weighed and decided (rag/grounding.py), when it was applied: for the front ends'
+    # notes ("the lines stand in", "the checker contradicted the reply") and bench/; not stored.
+    signals: Signals | None = field(default=None, compare=False)
+    decision: Decision | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """Everything, quotes with their passage number and score (to store it and read it back)."""

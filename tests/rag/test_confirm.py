@@ -21,6 +21,21 @@ from rag.service import Hearth, HearthConfig
 from tests.fakes import ScriptedModel
 from tests.notes import write_notes
 
+
+def _read(s, name):
+    """The checking model's verdict `name` as the grounding policy read it for Support `s` (None: never read)."""
+    return getattr(s.signals, name).value if s.signals is not None else None
+
+
+def _did(s, name):
+    """Whether the policy's decision for Support `s` holds `name` (contradicted, agreed)."""
+    return bool(s.decision is not None and getattr(s.decision, name))
+
+
+def _changed(s):
+    """What the probe on the question's lines changed ("withheld", "lines"), None when nothing."""
+    return s.decision.changed if s.decision is not None else None
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTES = {
     "travel.md": "# Travel\n\nTrips abroad must be approved by Casimir Oldenwrath, head of operations. Hotel costs "
@@ -76,11 +91,11 @@ def test_a_reply_the_rule_lets_stand_gives_way_when_the_model_says_its_line_does
     q = "How much does a weekly parking permit cost?"
     reply = "A weekly parking permit costs 48 EUR [1]."
     before = _align(hearth, q, reply)
-    assert not before.abstained and before.verdict is None  # without the check the reply stands
+    assert not before.abstained and _read(before, "verdict") is None  # without the check the reply stands
     judge = Judge("weekly parking permit costs")  # no line says so (the note's permit is monthly): "No"
     after = _align(hearth, q, reply, AnswerCheck(judge))
     assert after.abstained and after.text == abstain.abstain_text("en")
-    assert after.verdict == pytest.approx(-1.9) and denied(after.verdict)
+    assert _read(after, "verdict") == pytest.approx(-1.9) and denied(_read(after, "verdict"))
     # The model read the reply's sentence with the line closest to it, the question and nothing else.
     assert len(judge.read) == 2  # "Yes" and "No", one sentence
     assert "A monthly parking permit costs 48 EUR and is deducted directly from salary." in judge.read[0]
@@ -92,7 +107,7 @@ def test_a_reply_the_rule_lets_stand_gives_way_when_the_model_says_its_line_does
 def test_a_reply_whose_line_gives_it_stands(hearth):
     q = "How much does a monthly parking permit cost?"
     s = _align(hearth, q, "A monthly parking permit costs 48 EUR [1].", AnswerCheck(Judge("48 EUR")))
-    assert not s.abstained and s.verdict == pytest.approx(1.9)
+    assert not s.abstained and _read(s, "verdict") == pytest.approx(1.9)
     assert "48 EUR" in s.text
 
 
@@ -101,7 +116,7 @@ def test_one_sentence_the_lines_give_is_enough(hearth):
     reply = "Visitors park for free. A monthly parking permit costs 48 EUR [1]."
     judge = Judge("permit costs 48 EUR and is deducted")
     s = _align(hearth, q, reply, AnswerCheck(judge))
-    assert not s.abstained and s.verdict == pytest.approx(1.9)
+    assert not s.abstained and _read(s, "verdict") == pytest.approx(1.9)
     assert len(judge.read) == 4  # two sentences, each with its own closest line
 
 
@@ -112,16 +127,16 @@ def test_nothing_is_checked_for_a_refusal_an_abstained_reply_or_a_question_in_an
     assert not _align(hearth, q, "The documents do not say.", AnswerCheck(judge)).abstained  # lines stand in
     assert _align(hearth, q, "No, the documents do not say.", AnswerCheck(judge)).fallback  # borne out nowhere
     invented = _align(hearth, "What is the door code of the garage?", "The door code is 4711.", AnswerCheck(judge))
-    assert invented.abstained and invented.verdict is None  # given up before the model was asked
+    assert invented.abstained and _read(invented, "verdict") is None  # given up before the model was asked
     russian = _align(hearth, "Сколько стоит парковка?", "Парковка стоит 48 EUR.", AnswerCheck(judge))
-    assert russian.verdict is None
+    assert _read(russian, "verdict") is None
     assert judge.read == []
 
 
 def test_a_model_that_cannot_tell_changes_nothing(hearth):
     q = "How much does a weekly parking permit cost?"
     s = _align(hearth, q, "A weekly parking permit costs 48 EUR [1].", AnswerCheck(ScriptedModel("x")))
-    assert not s.abstained and s.verdict is None and not denied(None)
+    assert not s.abstained and _read(s, "verdict") is None and not denied(None)
 
 
 def test_the_check_reads_a_reply_s_first_sentences_only_and_stops_when_cancelled():
@@ -215,7 +230,7 @@ def test_a_reply_withheld_for_thin_evidence_stands_when_a_sure_check_says_its_li
     assert _align(hearth, q, reply).abstained  # the evidence alone withholds it
     assert _align(hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"))).abstained  # a check that only denies
     kept = _align(hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=sure))
-    assert not kept.abstained and kept.verdict == pytest.approx(1.9) and kept.sentences[0].citation == 1
+    assert not kept.abstained and _read(kept, "verdict") == pytest.approx(1.9) and kept.sentences[0].citation == 1
     # Not when the check is unsure of it, nor for a reply that makes up a figure, whatever the check says.
     assert _align(hearth, q, reply, AnswerCheck(Judge("nowhere"), bounds=sure)).abstained
     made_up = "Trips abroad must be approved by Casimir Oldenwrath on extension 4471 [1]."
@@ -318,7 +333,7 @@ def test_the_model_s_verdict_on_the_question_s_lines_withholds_a_reply_the_rule_
     judge = Judge("nowhere")  # "No" to every prompt: the reply's line and the question's lines alike
     s = _align(hearth, q, reply, AnswerCheck(judge, bounds=asks, probe=PROBE))
     assert s.abstained and s.text == abstain.abstain_text("en") and s.quotes
-    assert s.question_verdict == pytest.approx(-1.9) and s.question_changed == "withheld"
+    assert _read(s, "question_verdict") == pytest.approx(-1.9) and _changed(s) == "withheld"
     # The model read the question with the lines closest to it, numbered, its passages' headings left out.
     lines_prompt = next(t for t in judge.read if t.startswith("Lines:"))
     assert "1. A monthly parking permit costs 48 EUR and is deducted directly from salary." in lines_prompt
@@ -327,7 +342,7 @@ def test_the_model_s_verdict_on_the_question_s_lines_withholds_a_reply_the_rule_
     assert 1 <= len(numbered) <= confirm.QUESTION_LINES and "# Parking" not in lines_prompt
     # Where the model says the lines answer it, the reply stands as before.
     kept = _align(hearth, q, reply, AnswerCheck(Judge("48 EUR"), bounds=asks, probe=PROBE))
-    assert not kept.abstained and kept.question_verdict == pytest.approx(1.9) and kept.question_changed is None
+    assert not kept.abstained and _read(kept, "question_verdict") == pytest.approx(1.9) and _changed(kept) is None
 
 
 def test_the_lines_stand_in_for_a_withheld_reply_when_the_model_says_they_answer_the_question(hearth):
@@ -339,16 +354,16 @@ def test_the_lines_stand_in_for_a_withheld_reply_when_the_model_says_they_answer
     assert _align(hearth, q, refusal, AnswerCheck(Judge("nowhere"), bounds=asks, probe=PROBE)).abstained
     # ... unless the model, shown the lines closest to it, is sure they answer it: then they are the answer.
     s = _align(hearth, q, refusal, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=asks, probe=PROBE))
-    assert not s.abstained and s.fallback and s.question_changed == "lines"
+    assert not s.abstained and s.fallback and _changed(s) == "lines"
     assert s.text.startswith("The documents say: ") and "Casimir Oldenwrath" in s.text
     # Not asked at all for a question in another language, nor with bounds that do not ask.
     judge = Judge("Casimir Oldenwrath")
-    assert _align(hearth, "Кто одобряет поездки за границу?", "Не сказано.",
-                  AnswerCheck(judge, bounds=asks, probe=PROBE)).question_verdict is None
-    assert _align(hearth, q, refusal, AnswerCheck(judge, probe=PROBE)).question_verdict is None
+    assert _read(_align(hearth, "Кто одобряет поездки за границу?", "Не сказано.",
+                  AnswerCheck(judge, bounds=asks, probe=PROBE)), "question_verdict") is None
+    assert _read(_align(hearth, q, refusal, AnswerCheck(judge, probe=PROBE)), "question_verdict") is None
     assert judge.read == [] and not confirm.DEFAULT_BOUNDS.asks_question()
     # A model without a probe of its own (the fake's name is "scripted") is not asked either.
-    assert _align(hearth, q, refusal, AnswerCheck(judge, bounds=asks)).question_verdict is None
+    assert _read(_align(hearth, q, refusal, AnswerCheck(judge, bounds=asks)), "question_verdict") is None
 
 
 def test_the_lines_stand_in_for_a_yes_or_no_the_model_answers_the_other_way(hearth):
@@ -358,7 +373,7 @@ def test_the_lines_stand_in_for_a_yes_or_no_the_model_answers_the_other_way(hear
     # The larger model, over the lines closest to the question, says "No" (-1.9): the reply's "Yes" gives way.
     judge = Judge("nowhere")
     s = _align(hearth, q, yes, AnswerCheck(judge, bounds=contradicts))
-    assert not s.abstained and s.fallback and s.contradicted and s.yes_no_verdict == pytest.approx(-1.9)
+    assert not s.abstained and s.fallback and _did(s, "contradicted") and _read(s, "yes_no") == pytest.approx(-1.9)
     assert s.text.startswith("The documents say: ") and "bays V1 to V3" in s.text
     asked = next(t for t in judge.read if "Yes or No? Answer Yes or No." in t)
     assert asked.startswith("Lines:\n1. ") and asked.endswith(
@@ -366,20 +381,20 @@ def test_the_lines_stand_in_for_a_yes_or_no_the_model_answers_the_other_way(hear
     assert "Visitors may use bays V1 to V3" in asked and "# Parking" not in asked
     # It says "Yes" (1.9): the reply stands; and a "No" it answers the other way gives way too.
     kept = _align(hearth, q, yes, AnswerCheck(Judge("V1 to V3"), bounds=contradicts))
-    assert not kept.fallback and not kept.contradicted and kept.yes_no_verdict == pytest.approx(1.9)
+    assert not kept.fallback and not _did(kept, "contradicted") and _read(kept, "yes_no") == pytest.approx(1.9)
     assert kept.text.startswith("Yes, visitors may use bays V1 to V3")
     no = "No, visitors must request bays V1 to V3 at reception [1]."
-    assert _align(hearth, q, no, AnswerCheck(Judge("V1 to V3"), bounds=contradicts)).contradicted
+    assert _did(_align(hearth, q, no, AnswerCheck(Judge("V1 to V3"), bounds=contradicts)), "contradicted")
     # Not surely enough the other way (a bound above 1.9), no bound, or a reply opening with neither: not read,
     # or nothing changes.
     loose = dataclasses.replace(contradicts, contradicted_from=2.5)
     s = _align(hearth, q, yes, AnswerCheck(Judge("nowhere"), bounds=loose))
-    assert not s.fallback and not s.contradicted and s.yes_no_verdict == pytest.approx(-1.9)
+    assert not s.fallback and not _did(s, "contradicted") and _read(s, "yes_no") == pytest.approx(-1.9)
     judge = Judge("nowhere")
     s = _align(hearth, q, yes, AnswerCheck(judge, bounds=confirm.CheckBounds(denied_below=-5.0)))
-    assert s.yes_no_verdict is None and not s.contradicted and not any("According to" in t for t in judge.read)
+    assert _read(s, "yes_no") is None and not _did(s, "contradicted") and not any("According to" in t for t in judge.read)
     s = _align(hearth, q, "Visitors may use bays V1 to V3 [1].", AnswerCheck(judge, bounds=contradicts))
-    assert s.yes_no_verdict is None and not any("According to" in t for t in judge.read)
+    assert _read(s, "yes_no") is None and not any("According to" in t for t in judge.read)
     assert not confirm.DEFAULT_BOUNDS.contradicts("yes", -9.0)
     assert contradicts.contradicts("no", 1.0) and not contradicts.contradicts("no", 0.99)
     assert contradicts.contradicts("yes", -1.0) and not contradicts.contradicts("yes", 5.0)
@@ -393,23 +408,23 @@ def test_the_lines_that_stand_in_open_with_the_reply_s_yes_or_no_when_the_model_
     # answering (1.9), so they stand in for it...
     asks = confirm.CheckBounds(denied_below=5.0, unanswered_below=-1.0, answered_from=1.0, contradicted_from=1.0)
     s = _align(hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=asks, probe=PROBE))
-    assert s.fallback and s.question_changed == "lines" and not s.agreed and s.yes_no_verdict == pytest.approx(1.9)
+    assert s.fallback and _changed(s) == "lines" and not _did(s, "agreed") and _read(s, "yes_no") == pytest.approx(1.9)
     lines = s.text
     assert lines.startswith("The documents say: ") and "Casimir Oldenwrath" in lines
     # ...and where the model's own answer is the reply's "Yes", surely enough, that word opens them (the rest of
     # the reply stays the model's guess).
     agrees = dataclasses.replace(asks, agreed_from=1.5)
     s = _align(hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=agrees, probe=PROBE))
-    assert s.fallback and not s.abstained and s.agreed and s.text == "Yes. " + lines
+    assert s.fallback and not s.abstained and _did(s, "agreed") and s.text == "Yes. " + lines
     assert [q.text for q in s.quotes] and s.sentences == _align(
         hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=asks, probe=PROBE)).sentences
     # Not surely enough, or a reply that makes a figure up: the lines alone.
     sure = dataclasses.replace(asks, agreed_from=2.5)
     s = _align(hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=sure, probe=PROBE))
-    assert s.text == lines and not s.agreed
+    assert s.text == lines and not _did(s, "agreed")
     made_up = "Yes, trips abroad must be approved by Casimir Oldenwrath within 14 days [1]."
     s = _align(hearth, q, made_up, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=agrees, probe=PROBE))
-    assert s.text == lines and not s.agreed
+    assert s.text == lines and not _did(s, "agreed")
     assert agrees.agrees("yes", 1.5) and agrees.agrees("no", -1.5) and not agrees.agrees("no", 1.5)
     assert not agrees.agrees(None, 3.0) and not agrees.agrees("yes", None) and not asks.agrees("yes", 9.0)
     assert asks.reads_yes_no() and not confirm.DEFAULT_BOUNDS.reads_yes_no()
@@ -464,7 +479,7 @@ def test_passages_under_the_search_s_floor_are_answered_from_only_where_the_prob
     sure.reply = "Casimir Oldenwrath approves trips abroad [1]."
     out = ask(sure)
     assert out.sources and sure.prompts and not out.to_json()["abstained"]
-    assert "Casimir Oldenwrath" in out.text and out.support.question_verdict == pytest.approx(1.9)
+    assert "Casimir Oldenwrath" in out.text and _read(out.support, "question_verdict") == pytest.approx(1.9)
     # Its lines were read once: the answer's check, shown the same lines, keeps the verdict read before the passages
     # went to the model.
     asked = [t for t in sure.read if t.startswith("Lines:") and t.endswith("Do the lines answer the question? "
