@@ -38,14 +38,15 @@ most 2 answerable withheld, at least 6 right by the reply, at most 2 unanswerabl
 asked, the shares withheld and answered come with their 95 % Wilson intervals ("intervals"). About 22 s a question
 on 2 CPU cores with the larger checker, some eight hours for all sixty-three. The table goes to stdout
 (JSON with --json), progress to stderr; --details writes one JSON line per question (the reply, what was
-shown, what the not-found rule weighed, the model's check, the probe's score and what it changed, the quotes
-shown, and the passages; `python -m bench.replay_ideas bounds FILE` replays the probe's bounds on them).
+shown, the grounding policy's signals with every checking-model verdict read and its decision, the quotes shown,
+and the passages; `python -m bench.grounding FILE` replays the policy on them: its ablation, and --fit its bounds).
 
 Answerable yes-or-no questions have their right "yes" or "no" in bench/data/office_yes_no.json (written apart by two
 sessions given only the notes): the table also counts those whose reply, and whose answer as shown, opens with the
 wrong word, and the answers the larger model's own Yes or No changed (rag.confirm.CheckBounds.contradicted_from,
-agreed_from; --contradicted-from and --agreed-from read it with other bounds, `python -m bench.replay_ideas yes-no
-FILE` replays them). --yes-no and --answerable ask only those kinds of question, --under-floor only those for which no
+agreed_from; --contradicted-from and --agreed-from read it with other bounds, `python -m bench.grounding --fit FILE`
+re-derives them). --no-model-ranking asks without the chat model's ordering of the passages (HearthConfig.model_ranking),
+to weigh what it costs before the first token against what it changes. --yes-no and --answerable ask only those kinds of question, --under-floor only those for which no
 passage clears the search's score floor (README "Under the search's floor"); the bars are then not read.
 
 The probe that reads the question's lines (rag/probe.py) was fitted on every office but the held-out ones, so on
@@ -112,7 +113,7 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
                log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
                checker: tuple[str, Any] | None = None, probe: Any = None, check_bounds: Any = None,
                yes_no: dict[tuple[str, str], str] | None = None, asks: Callable[[str, bool], bool] | None = None,
-               under_floor: bool = False) -> dict[str, Any]:
+               under_floor: bool = False, model_ranking: bool = True) -> dict[str, Any]:
     """Index one office into a fresh data folder under `root` and ask its questions; returns its counts.
     `checker`: the name and loaded model that check answers' lines, as Hearth would load them (None: the chat
     model checks); `probe`: the probe that reads the question's lines (None: the one that ships); `check_bounds`:
@@ -120,6 +121,7 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
     yes-or-no questions (`load_yes_no`); `asks(question, answerable)`: which questions are asked (None: all);
     `under_floor`: only those for which no passage clears the search's score floor, searched as `ask` searches
     without the chat model's ranking (README "Under the search's floor")."""
+    from bench.grounding import recorded
     from rag.abstain import reply_says
     from rag.components import CHECK_WITH_CHAT
     from rag.service import Hearth, HearthConfig
@@ -129,7 +131,7 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
     for name, text in office.notes.items():
         (folder / name).write_text(text, encoding="utf-8")
     config = HearthConfig(data_dir=root / office.name / "data", n_threads=threads, embed_threads=threads,
-                          check_model=checker[0] if checker else CHECK_WITH_CHAT)
+                          check_model=checker[0] if checker else CHECK_WITH_CHAT, model_ranking=model_ranking)
     hearth = Hearth(config, chat_model=model, check_model=checker[1] if checker else None, probe=probe,
                     check_bounds=check_bounds)
     bounds = hearth.answer_check().bounds
@@ -149,18 +151,21 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
     yes_no = yes_no or {}
     t0 = time.perf_counter()
     for i, (question, phrase) in enumerate(asked, 1):
+        t_ask = time.perf_counter()
         out = hearth.ask(question)
+        seconds = time.perf_counter() - t_ask
         support = out.support
         shown = out.to_json()
         withheld = bool(shown["abstained"])  # as `ask --json` says it (no passage at all is not found too)
         right = phrase is not None and not withheld and phrase.casefold() in out.text.casefold()
         # As `ask --json` shows it: its "answer", where the passages' lines stand in for a reply that failed.
         right_shown = phrase is not None and not withheld and phrase.casefold() in shown["answer"].casefold()
-        checked_out = withheld and support is not None and bounds.denies(support.verdict)
+        decision = support.decision if support is not None else None
+        checked_out = withheld and decision is not None and decision.reason == "denied"
         counts["checked_out_answerable" if phrase is not None else "checked_out_unanswerable"] += checked_out
         counts["checked_out_right"] += checked_out and phrase is not None and phrase.casefold() in (
             out.to_json()["reply"] or "").casefold()
-        changed = support.question_changed if support is not None else None
+        changed = decision.changed if decision is not None else None
         if changed:  # what the larger model's verdict on the question's lines changed (rag.quotes.align)
             counts[f"question_{changed}_{'answerable' if phrase is not None else 'unanswerable'}"] += 1
         # An answerable yes-or-no question: does the reply, and the answer as shown, open with the right word?
@@ -173,8 +178,8 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
             counts["yes_no_shown_wrong"] += said_shown is not None and said_shown != gold
             counts["yes_no_shown_right"] += said_shown == gold
         kind = "answerable" if phrase is not None else "unanswerable"
-        counts[f"contradicted_{kind}"] += bool(support is not None and support.contradicted)
-        counts[f"agreed_{kind}"] += bool(support is not None and support.agreed)
+        counts[f"contradicted_{kind}"] += bool(decision is not None and decision.contradicted)
+        counts[f"agreed_{kind}"] += bool(decision is not None and decision.agreed)
         if phrase is not None:
             counts["withheld"] += withheld
             counts["right"] += right
@@ -190,18 +195,10 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
                 # its first reply copied a passage header or refused, and the model was asked again (rag.answer)
                 "asked_again": bool(out.usage.get("asked_again")),
                 "shown": support.text if support is not None else out.text,
-                "evidence": support.evidence if support is not None else None,
-                "answer_line": support.answer_line if support is not None else None,
-                "check": support.verdict if support is not None else None, "checked_out": checked_out,
-                # the larger model on the question's closest lines, and what it changed (rag.quotes.align)
-                "question_verdict": support.question_verdict if support is not None else None,
-                "question_changed": support.question_changed if support is not None else None,
-                "probe_left_out": probe is not None,
-                # the larger model's own Yes or No over those lines, and whether it contradicted the reply's (the
-                # lines stood in for it) or gave it too (it opened the lines that stood in); the right "yes" or "no"
-                "yes_no_verdict": support.yes_no_verdict if support is not None else None,
-                "contradicted": bool(support is not None and support.contradicted),
-                "agreed": bool(support is not None and support.agreed), "yes_no": gold,
+                "checked_out": checked_out, "yes_no": gold, "seconds": round(seconds, 2),
+                "timings": {k: round(v, 3) for k, v in out.timings.items() if isinstance(v, (int, float))},
+                # the grounding policy's signals, every checking-model verdict read, and its decision
+                **recorded(support),
                 # the quotes shown: for "not found" the lines closest to the question, those that would stand in
                 # for the reply were the probe's bounds to let them (a replay of other bounds reads them)
                 "quotes": [q.text for q in support.quotes] if support is not None else [],
@@ -218,13 +215,15 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
         check_model: str | None = None, probes: dict[str, Any] | None = None,
         contradicted_from: float | None = None, agreed_from: float | None = None,
-        asks: Callable[[str, bool], bool] | None = None, under_floor: bool = False) -> dict[str, Any]:
+        asks: Callable[[str, bool], bool] | None = None, under_floor: bool = False,
+        model_ranking: bool = True) -> dict[str, Any]:
     """Every office in turn, with one chat model; the summary with each office's counts and their sum.
     `check_model`: HearthConfig.check_model ("chat": the chat model checks answers; None: as Hearth chooses);
     `probes`: by office, the probe that reads its questions' lines instead of the one that ships;
     `contradicted_from`, `agreed_from`: the checker's bounds on a reply's Yes or No it answers the other way or the
     same (rag.confirm.CheckBounds), instead of those that ship; `asks(question, answerable)`: which questions are
-    asked (None: all); `under_floor`: only the questions no passage clears the search's floor for."""
+    asked (None: all); `under_floor`: only the questions no passage clears the search's floor for; `model_ranking`:
+    HearthConfig.model_ranking."""
     import dataclasses
 
     from inference.llm import LlamaCppModel
@@ -246,6 +245,7 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
     read = bounds or shipped
     summary["contradicted_from"], summary["agreed_from"] = read.contradicted_from, read.agreed_from
     summary["subset"] = asks is not None or under_floor
+    summary["model_ranking"] = model_ranking
     yes_no = load_yes_no()
     probes = probes or {}
     summary["probe_left_out"] = sorted(probes)  # the offices scored by a probe fitted without them
@@ -255,7 +255,8 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
                 summary["offices"][office.name] = run_office(office, model, Path(tmp), threads=threads,
                                                              details=details, log=log, checker=checker,
                                                              probe=probes.get(office.name), check_bounds=bounds,
-                                                             yes_no=yes_no, asks=asks, under_floor=under_floor)
+                                                             yes_no=yes_no, asks=asks, under_floor=under_floor,
+                                                             model_ranking=model_ranking)
     finally:
         model.close()
         if checker:
@@ -374,8 +375,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--contradicted-from", type=float, default=None, metavar="X",
                         help="the checker's bound on a Yes or No it contradicts (rag.confirm.CheckBounds."
                              "contradicted_from) instead of the one that ships: 0 lets the lines stand in wherever "
-                             "the larger model answers the other way, so that `bench.replay_ideas yes-no` can "
-                             "read any bound")
+                             "the larger model answers the other way")
+    parser.add_argument("--no-model-ranking", action="store_true",
+                        help="ask without the chat model's ordering of the passages (HearthConfig.model_ranking)")
     parser.add_argument("--agreed-from", type=float, default=None, metavar="X",
                         help="the checker's bound on a Yes or No it agrees with (rag.confirm.CheckBounds.agreed_from) "
                              "instead of the one that ships")
@@ -423,7 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         summary = run(offices, threads=args.threads, cache=args.cache, details=details, check_model=args.check_model,
                       probes=probes, contradicted_from=args.contradicted_from, agreed_from=args.agreed_from,
-                      asks=asks, under_floor=args.under_floor)
+                      asks=asks, under_floor=args.under_floor, model_ranking=not args.no_model_ranking)
     finally:
         if details is not None:
             details.close()

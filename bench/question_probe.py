@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.abstain_signals import auc
+from bench.grounding import auc
 
 ROOT = Path(__file__).resolve().parents[1]
 OFFICES = ROOT / "bench" / "data" / "office_notes.json"

@@ -198,6 +198,8 @@ def measure(
     hearth: Any, q: Question, gold: Sequence[str], *, k: int, texts: DocumentTexts, align: Callable[..., Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Search, ask and align one question; returns its outcome and its details line."""
+    from bench.grounding import recorded
+
     t0 = time.perf_counter()
     hits = hearth.search(q.question, k=k, workspace=WORKSPACE)
     t1 = time.perf_counter()
@@ -226,10 +228,8 @@ def measure(
         "quotes": [dict(qt.to_json(), passage=qt.passage, score=qt.score) for qt in support.quotes],
         "quote_offsets_exact": [texts.span(qt.source, qt.start, qt.end) == qt.text for qt in support.quotes],
         "sentences": [s.to_json() for s in support.sentences],
-        # What the not-found rule weighed, and the probe's reading of the question's lines and what it changed
-        # (rag.quotes.align): a replay of the probe's bounds needs them (bench.replay_ideas bounds).
-        "evidence": support.evidence, "question_verdict": support.question_verdict,
-        "question_changed": support.question_changed,
+        # The grounding policy's signals, every checking-model verdict read, and its decision (bench.grounding).
+        **recorded(support),
         "gold_passages": [n for n, h in enumerate(answer.sources, 1) if contains_answer(h.text, gold)],
         "passages": [_hit_json(h) for h in answer.sources],
         "rarity": rarity,
@@ -331,14 +331,16 @@ PROBE_BOUNDS = (-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
 
 
 def probe_curve(answerable: Sequence[dict[str, Any]], unanswerable: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """How the probe's reading of the question's lines (`question_verdict`, rag.quotes.align) alone parts the two
+    """How the probe's reading of the question's lines (`question_verdict`, rag/grounding.py) alone parts the two
     kinds of question: its area under the curve; at each of PROBE_BOUNDS, how many answerable questions read
     under it and how many unanswerable ones at it or over (as `ask` reads `answered_from`); and the bound, of all
     those the scores allow, whose larger share of the two is least. None when no question has a reading."""
-    from bench.abstain_signals import auc
+    from bench.grounding import auc
 
-    yes = [r["question_verdict"] for r in answerable if r.get("question_verdict") is not None]
-    no = [r["question_verdict"] for r in unanswerable if r.get("question_verdict") is not None]
+    def read(rows: Sequence[dict[str, Any]]) -> list[float]:
+        return [v for r in rows if (v := (r.get("signals") or {}).get("question_verdict")) is not None]
+
+    yes, no = read(answerable), read(unanswerable)
     if not yes or not no:
         return None
 

@@ -207,16 +207,9 @@ def build_prompt(
     # Room for the answer: what was asked for, at most half the context; it gives way (down to
     # MIN_ANSWER_TOKENS) only before the last passage would have to be cut.
     answer_room = max(MIN_ANSWER_TOKENS, min(max_tokens, n_ctx // 2))
-    passages = list(hits)  # given tidied (see _user_message); returned as found, unless cut to fit
-    dropped = 0
-    if max_passage_tokens is not None:
-        total, kept = 0, []
-        for h in passages:
-            total += count_tokens(_tidy(h.text)) + 8
-            if kept and total > max_passage_tokens:
-                break
-            kept.append(h)
-        dropped, passages = len(passages) - len(kept), kept
+    # Given tidied (see _user_message); returned as found, unless cut to fit.
+    passages = _capped(hits, max_passage_tokens, count_tokens)
+    dropped = len(hits) - len(passages)
     turns = [Turn(t.question.strip(), t.answer.strip()) for t in history]
     dropped_turns = 0
     trimmed = False
@@ -254,15 +247,9 @@ def build_prompt(
             answer_room = max(4 * MIN_ANSWER_TOKENS, answer_room - over)
             continue
         if passages:  # 5. cut the one passage left to what fits
-            h = passages[0]
-            text = _tidy(h.text)
-            size = count_tokens(text)
-            keep = _chars_for(text, size - over - 2, size)
-            if keep < 80:
-                passages.pop()
-                dropped += 1
-            else:
-                passages[0] = replace(h, text=text[:keep].rstrip() + " …")
+            cut = _cut(passages.pop(), over, count_tokens)
+            passages += [cut] if cut is not None else []
+            dropped += cut is None
             trimmed = True
             continue
         if answer_room > MIN_ANSWER_TOKENS:
@@ -277,6 +264,46 @@ def build_prompt(
             f"The model's context ({n_ctx} tokens) is too small for Hearth's instructions.",
             hint="Load the model with a larger context (--ctx).",
         )
+
+
+def _asked_again(pieces: list[str], prompt: Prompt, model: ChatModel, *, on_token: Callable[[str], None] | None,
+                 cancel: Callable[[], bool] | None) -> list[str]:
+    """The reply asked for again after a first one that copied a passage header (told to start in words) or
+    refused (without the instructions' way out); a second try that fails too gives way to the first refusal."""
+    if copies_header("".join(pieces), final=True):
+        again = [*prompt.messages[:-1], {**prompt.messages[-1],
+                                         "content": f"{prompt.messages[-1]['content']}\n{START_IN_WORDS}"}]
+        room = prompt.max_tokens - model.count_tokens(START_IN_WORDS) - 2
+        return _read(model.stream(again, max_tokens=max(MIN_ANSWER_TOKENS, room), cancel=cancel),
+                     on_token, hold=False)[0]
+    again = [{"role": "system", "content": ANSWER_PROMPT}, *prompt.messages[1:]]
+    second, _ = _read(model.stream(again, max_tokens=prompt.max_tokens, cancel=cancel), on_token, hold=True)
+    if not _fails("".join(second), final=True):
+        return second
+    if on_token is not None:
+        on_token("".join(pieces))
+    return pieces
+
+
+def _capped(hits: Sequence[Hit], max_tokens: int | None, count_tokens: Callable[[str], int]) -> list[Hit]:
+    """The first passages that fit `max_tokens` together (the first one always); all of them without a cap."""
+    if max_tokens is None:
+        return list(hits)
+    total, kept = 0, []
+    for h in hits:
+        total += count_tokens(_tidy(h.text)) + 8
+        if kept and total > max_tokens:
+            break
+        kept.append(h)
+    return kept
+
+
+def _cut(hit: Hit, over: int, count_tokens: Callable[[str], int]) -> Hit | None:
+    """The passage cut by `over` tokens (tidied, ending "…"); None when under 80 characters would be left."""
+    text = _tidy(hit.text)
+    size = count_tokens(text)
+    keep = _chars_for(text, size - over - 2, size)
+    return None if keep < 80 else replace(hit, text=text[:keep].rstrip() + " …")
 
 
 def _chars_for(text: str, target: int, tokens: int) -> int:
@@ -472,21 +499,7 @@ def answer(
     pieces, first = _read(stream, on_token, hold=english)
     retried = english and bool(_fails("".join(pieces), final=True))
     if retried:
-        if copies_header("".join(pieces), final=True):
-            again = [*prompt.messages[:-1], {**prompt.messages[-1],
-                                             "content": f"{prompt.messages[-1]['content']}\n{START_IN_WORDS}"}]
-            room = prompt.max_tokens - model.count_tokens(START_IN_WORDS) - 2
-            pieces, _ = _read(model.stream(again, max_tokens=max(MIN_ANSWER_TOKENS, room), cancel=cancel),
-                              on_token, hold=False)
-        else:
-            # A second try that copies a header or refuses too gives way to the first refusal.
-            again = [{"role": "system", "content": ANSWER_PROMPT}, *prompt.messages[1:]]
-            refused = pieces
-            pieces, _ = _read(model.stream(again, max_tokens=prompt.max_tokens, cancel=cancel), on_token, hold=True)
-            if _fails("".join(pieces), final=True):
-                pieces = refused
-                if on_token is not None:
-                    on_token("".join(refused))
+        pieces = _asked_again(pieces, prompt, model, on_token=on_token, cancel=cancel)
     end = time.perf_counter()
     text = clean_citations("".join(pieces).strip(), len(prompt.passages))
     timings = {

@@ -380,16 +380,36 @@ def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: 
     report.skipped = scan.skipped
     manifest.bind_workspace(workspace, embedder=embedder.name, dim=embedder.dim)
     records = {r.source: r for r in manifest.documents(workspace)}
-    by_sha: dict[str, list[str]] = {}  # content hash -> documents with it: a copy reuses their vectors
-    [by_sha.setdefault(r.sha256, []).append(r.source) for r in records.values() if r.status == "done"]
+    jobs, sources = _jobs(run, scan, records)
+    run.progress(None)
+    # A handful of files goes one by one (progress and cancel per file); many go through the pipeline.
+    pipelined = options.write_batch > 0 and options.workers != 0 and len(jobs) >= _PIPELINE_FILES
+    feed = _Feed(run, records, sources, pipelined=pipelined)
+    try:
+        for parsed in _read(jobs, options):
+            feed.take(parsed)
+        feed.finish()
+    except BaseException:
+        feed.abort()
+        raise
+    _forget_gone(run, records, set(sources.values()), scan)
+    if tables is not None:  # tables of documents dropped, or of a run killed before it marked them done
+        tables.prune(workspace, {r.source: r.sha256 for r in manifest.documents(workspace, status="done")})
+    report.seconds = time.perf_counter() - run.t0
+    run.progress(None)
+    return report
 
+
+def _jobs(run: _Run, scan: Any, records: dict[str, Any]) -> tuple[list[ParseJob], dict[Path, str]]:
+    """The files to read (those changed since they were indexed, and new ones), and every file found with its
+    source id as resolved now (a link swapped in later must not change whose file it is). Unchanged files are
+    counted without a read; a file that cannot be opened fails."""
+    options, report = run.options, run.report
     run.files_total = len(scan.files)
     jobs: list[ParseJob] = []
-    found: set[str] = set()
-    sources: dict[Path, str] = {}  # as resolved now: a link swapped in later must not change whose file it is
+    sources: dict[Path, str] = {}
     for path in scan.files:
         source = sources[path] = source_id(path)
-        found.add(source)
         record = records.get(source)
         try:
             st = path.stat()
@@ -405,24 +425,37 @@ def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: 
         jobs.append(ParseJob(path, known_sha256=record.sha256 if done else None, limits=options.limits,
                              max_file_bytes=options.max_file_bytes, within=scan.within.get(path)))  # fmt: skip
         run.bytes_total += min(st.st_size, options.max_file_bytes)
-    run.progress(None)
+    return jobs, sources
 
-    # A handful of files goes one by one (progress and cancel per file); many go through the pipeline.
-    pipelined = options.write_batch > 0 and options.workers != 0 and len(jobs) >= _PIPELINE_FILES
-    writer: BatchThread[_Doc] | None = BatchThread(
-        run.write_batch, limit=options.write_batch, wait=_WRITE_WAIT, size=lambda d: len(d.chunks),
-        stopped=run.cancelled) if pipelined else None  # fmt: skip
-    # One token counter for the whole run: each distinct word is counted by the tokenizer once.
-    count_tokens = TokenCounter(embedder.count_tokens) if pipelined else embedder.count_tokens
-    waiting: list[_Doc] = []  # chunked, not yet embedded (pipelined: the passages of several files embed together)
 
-    def send_on() -> None:
+class _Feed:
+    """The files read, handed on: embedded and written one by one, or (`pipelined`) the passages of several files
+    embedded together and written by a writer thread in order with the manifest's other writes."""
+
+    def __init__(self, run: _Run, records: dict[str, Any], sources: dict[Path, str], *, pipelined: bool) -> None:
+        self.run, self.records, self.sources = run, records, sources
+        options = run.options
+        self.writer: BatchThread[_Doc] | None = BatchThread(
+            run.write_batch, limit=options.write_batch, wait=_WRITE_WAIT, size=lambda d: len(d.chunks),
+            stopped=run.cancelled) if pipelined else None  # fmt: skip
+        # One token counter for the whole run: each distinct word is counted by the tokenizer once.
+        self.count_tokens = TokenCounter(run.embedder.count_tokens) if pipelined else run.embedder.count_tokens
+        self.waiting: list[_Doc] = []  # chunked, not yet embedded
+        self.by_sha: dict[str, list[str]] = {}  # content hash -> documents with it: a copy reuses their vectors
+        for r in records.values():
+            if r.status == "done":
+                self.by_sha.setdefault(r.sha256, []).append(r.source)
+
+    def send_on(self) -> None:
+        """Embed the waiting documents (one file at a time when a batch fails: a text the embedder cannot take
+        costs only its file) and hand them to the writer."""
+        run = self.run
         try:
-            run.embed(waiting)
+            run.embed(self.waiting)
         except HearthError as exc:
             if isinstance(exc, Cancelled):
                 raise
-            for doc in list(waiting):  # one file at a time: a text the embedder cannot take costs only its file
+            for doc in list(self.waiting):
                 try:
                     run.embed([doc])
                 except HearthError as exc:
@@ -430,13 +463,13 @@ def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: 
                         raise
                     run.fail(doc.source, "error", f"{doc.parsed.path.name}: {exc}")
                     run.settle(doc.parsed)
-                    waiting.remove(doc)
-        for doc in waiting:
+                    self.waiting.remove(doc)
+        for doc in self.waiting:
             run.unwritten.add(doc.source)
-            writer.put(doc)  # type: ignore[union-attr]
-        waiting.clear()
+            self.writer.put(doc)  # type: ignore[union-attr]
+        self.waiting.clear()
 
-    def later(source: str, write: Callable[[], None]) -> None:
+    def later(self, source: str, write: Callable[[], None]) -> None:
         """Run a manifest or store write in order with the documents before it (on the writer, if any)."""
         def call() -> None:
             try:
@@ -444,66 +477,78 @@ def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: 
             except HearthError as exc:
                 if isinstance(exc, IndexDamaged):
                     raise
-                run.fail(source, "error", f"{Path(source).name}: {exc}")
-        writer.call(call) if writer is not None else call()
+                self.run.fail(source, "error", f"{Path(source).name}: {exc}")
+        self.writer.call(call) if self.writer is not None else call()
 
-    try:
-        for parsed in _read(jobs, options):
-            run.check_cancel()
-            run.t_work = run.t_work or time.perf_counter() - parsed.seconds
-            report.stages["read"] += parsed.seconds
-            source = sources.get(parsed.path) or source_id(parsed.path)
-            record = records.get(source)
-            handed = False  # to the store: counted as done once written
-            try:
-                if parsed.unchanged:
-                    assert record is not None
-                    later(source, lambda s=source, m=parsed.mtime_ns: manifest.touch(workspace, s, mtime_ns=m))
-                    report.unchanged += 1
-                elif parsed.error is not None:
-                    kind, message = parsed.error
-                    run.fail(source, kind, message)
-                    if record is not None and kind not in {"unreadable", "timeout"}:
-                        later(source, lambda s=source: run.drop(s))  # its old chunks no longer say what it says
-                else:
-                    report.pages += parsed.pages
-                    donors = by_sha.get(parsed.sha256 or "", [])[:1]
-                    if writer is not None and any(d in run.unwritten or d in {w.source for w in waiting}
-                                                  for d in donors):  # fmt: skip
-                        send_on()  # a copy of a file read earlier in this run: its vectors must be stored first
-                        writer.sync()
-                    doc = run.prepare(parsed, source, record, donors, count_tokens)
-                    if writer is None:
-                        run.embed([doc])
-                        run.write_one(doc)
-                    else:
-                        waiting.append(doc)
-                    handed = True
-                    if sum(len(d.todo) for d in waiting) >= options.embed_batch:
-                        send_on()
-                    by_sha.setdefault(parsed.sha256 or "", []).append(source)  # a copy later in this run reuses it
-            except LoadError as exc:
-                run.fail(source, exc.kind, str(exc))
-                if record is not None:
-                    later(source, lambda s=source: run.drop(s))
-            except (Cancelled, IndexDamaged):
-                raise  # IndexDamaged: every later file would fail too; the service rebuilds the index and retries
-            except HearthError as exc:
-                run.fail(source, "error", f"{parsed.path.name}: {exc}")
-            if not handed:
-                run.settle(parsed)
-            run.progress(str(parsed.path))
-        if writer is not None:
-            send_on()
-            writer.close()
-            run.check_cancel()  # a stop seen by the writer skipped what was left: the run did not finish
-    except BaseException:
-        if writer is not None:
-            writer.abort()
-        raise
+    def take(self, parsed: Parsed) -> None:
+        """One file read: unchanged, failed, or its passages on their way to the store."""
+        run = self.run
+        run.check_cancel()
+        run.t_work = run.t_work or time.perf_counter() - parsed.seconds
+        run.report.stages["read"] += parsed.seconds
+        source = self.sources.get(parsed.path) or source_id(parsed.path)
+        record = self.records.get(source)
+        handed = False  # to the store: counted as done once written
+        try:
+            if parsed.unchanged:
+                assert record is not None
+                workspace = run.workspace
+                self.later(source, lambda s=source, m=parsed.mtime_ns: run.manifest.touch(workspace, s, mtime_ns=m))
+                run.report.unchanged += 1
+            elif parsed.error is not None:
+                kind, message = parsed.error
+                run.fail(source, kind, message)
+                if record is not None and kind not in {"unreadable", "timeout"}:
+                    self.later(source, lambda s=source: run.drop(s))  # its old chunks no longer say what it says
+            else:
+                self._hand_on(parsed, source, record)
+                handed = True
+        except LoadError as exc:
+            run.fail(source, exc.kind, str(exc))
+            if record is not None:
+                self.later(source, lambda s=source: run.drop(s))
+        except (Cancelled, IndexDamaged):
+            raise  # IndexDamaged: every later file would fail too; the service rebuilds the index and retries
+        except HearthError as exc:
+            run.fail(source, "error", f"{parsed.path.name}: {exc}")
+        if not handed:
+            run.settle(parsed)
+        run.progress(str(parsed.path))
 
-    # Rescan: what was indexed under a walked folder but is no longer found there is gone.
-    for source, record in records.items():
+    def _hand_on(self, parsed: Parsed, source: str, record: Any) -> None:
+        """A file read whole: chunked, and embedded and written (now, or with the next batch)."""
+        run = self.run
+        run.report.pages += parsed.pages
+        donors = self.by_sha.get(parsed.sha256 or "", [])[:1]
+        if self.writer is not None and any(d in run.unwritten or d in {w.source for w in self.waiting}
+                                           for d in donors):  # fmt: skip
+            self.send_on()  # a copy of a file read earlier in this run: its vectors must be stored first
+            self.writer.sync()
+        doc = run.prepare(parsed, source, record, donors, self.count_tokens)
+        if self.writer is None:
+            run.embed([doc])
+            run.write_one(doc)
+        else:
+            self.waiting.append(doc)
+        if sum(len(d.todo) for d in self.waiting) >= run.options.embed_batch:
+            self.send_on()
+        self.by_sha.setdefault(parsed.sha256 or "", []).append(source)  # a copy later in this run reuses it
+
+    def finish(self) -> None:
+        """What is still waiting embedded and written; the writer closed."""
+        if self.writer is not None:
+            self.send_on()
+            self.writer.close()
+            self.run.check_cancel()  # a stop seen by the writer skipped what was left: the run did not finish
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            self.writer.abort()
+
+
+def _forget_gone(run: _Run, records: dict[str, Any], found: set[str], scan: Any) -> None:
+    """Rescan: what was indexed under a walked folder but is no longer found there is gone from the index."""
+    for source in records:
         if source in found or not any(inside(source, root) for root in scan.roots):
             continue
         if not any(inside(source, link) for link in scan.links_out) and (
@@ -517,11 +562,6 @@ def ingest(paths: Iterable[Path], *, workspace: str, embedder: Embedder, store: 
             raise
         except HearthError as exc:
             run.fail(source, "error", f"{Path(source).name}: could not be removed from the index: {exc}")
-    if tables is not None:  # tables of documents dropped, or of a run killed before it marked them done
-        tables.prune(workspace, {r.source: r.sha256 for r in manifest.documents(workspace, status="done")})
-    report.seconds = time.perf_counter() - run.t0
-    run.progress(None)
-    return report
 
 
 def _read(jobs: list[ParseJob], options: IngestOptions) -> Iterator[Parsed]:

@@ -213,6 +213,15 @@ class Questions:
             computed = None
         if computed is not None:
             return self._table_reply(question, query, computed, conv, on_token=on_token, t0=t0)
+        found, hits, asked, check = self._answer_passages(question, query, k=k, workspace=workspace, scope=scope,
+                                                          cancel=cancel)
+        return self._reply_from(question, asked, found, hits, check, conv, turns=turns, on_token=on_token,
+                                cancel=cancel, not_found=not_found, workspace=workspace, t0=t0)
+
+    def _answer_passages(self, question: str, query: str, *, k: int, workspace: str, scope: Sequence[Path | str],
+                         cancel: Callable[[], bool] | None) -> tuple[Any, list[Hit], str, AnswerCheck]:
+        """The passages a question is answered from: the search's result (in the documents' languages too), what
+        the model and the aligner are asked, and the answer's check (which keeps what its lines were read as)."""
         # A question about documents in another language is searched in theirs too (rag/crosslingual.py).
         # Passages' best lines, and how likely the model finds the question after each, weigh for a question
         # searched as asked; not for a follow-up made standalone, whose subject's name, joined on, would favour
@@ -234,6 +243,13 @@ class Questions:
         asked = query if rewritten(question, query) else question
         check = self.answer_check(cancel)  # one check for the question: what its lines were read as is kept
         hits = found.hits or self._under_floor(asked, fuse_rankings(searched, k), workspace, check)
+        return found, hits, asked, check
+
+    def _reply_from(self, question: str, asked: str, found: Any, hits: list[Hit], check: AnswerCheck, conv: Any, *,
+                    turns: Sequence[Turn], on_token: Callable[[str], None] | None,
+                    cancel: Callable[[], bool] | None, not_found: str, workspace: str, t0: float) -> Answer:
+        """The model's reply from `hits`, streamed, aligned with them and weighed by the grounding policy, and
+        added to the conversation `conv` (with what the user saw when it fails)."""
         t_search = time.perf_counter() - t0
         model = self.chat_model if hits else _NoModel()
         shown: list[str] = []

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("app", "rag", "inference")
 LAYER = {"inference": 0, "rag": 1, "app": 2}  # a module may import only its own layer and those below
 MAX_LINES = 650
+MAX_FUNCTION_LINES = 80  # a function of the service (rag/) reads on one screen
 
 
 def _module_name(path: Path) -> str:
@@ -127,6 +128,16 @@ def test_modules_stay_readable_in_one_sitting(name):
     assert path.stem not in ("utils", "helpers", "misc"), f"{path}: name the module by what it holds"
     lines = len(path.read_text("utf-8").splitlines())
     assert lines <= MAX_LINES, f"{path.relative_to(ROOT)} has {lines} lines (at most {MAX_LINES})"
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("rag.")))
+def test_the_services_functions_stay_short(name):
+    path = MODULES[name]
+    long = [f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for node in ast.walk(ast.parse(path.read_text("utf-8")))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long, f"{path.relative_to(ROOT)}: {', '.join(long)} over {MAX_FUNCTION_LINES} lines"
 
 
 # The parts the service owns: only rag/components.py builds them.

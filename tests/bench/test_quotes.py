@@ -74,7 +74,7 @@ def test_the_shares_come_with_their_95_percent_intervals():
 
 def test_the_probe_s_readings_alone_give_its_area_its_counts_at_each_bound_and_its_best_bound():
     def read(value, answerable):
-        return dict(_row(True, True, True, answerable=answerable), question_verdict=value)
+        return dict(_row(True, True, True, answerable=answerable), signals={"question_verdict": value})
 
     yes = [read(v, True) for v in (-1.0, 0.3, 1.2, 2.0)]
     no = [read(v, False) for v in (-2.0, -0.6, 0.25, 1.5)] + [read(None, False)]

@@ -1,0 +1,247 @@
+"""Every grounding signal measured: what leaving each one out of the policy changes on held-out questions, and
+the policy's bounds re-derived from stored replies (#63, docs/evaluation.md "Grounding ablation").
+
+    python -m bench.office_notes --offices held-out --details FILE    # ask, store each reply and its signals
+    python -m bench.grounding FILE [FILE ...] [--json]                # the ablation table
+    python -m bench.grounding FILE [FILE ...] --fit [--json]          # the bounds that fit those replies best
+
+A --details file (bench.office_notes, bench.quotes) holds, for each question, whether the documents answer it,
+whether its reply holds the right phrase, and the grounding signals of that reply with every checking-model
+verdict read (`recorded`), whether or not the policy needed it. The policy is then replayed without a model:
+once as it ships, once with each signal left out (rag.grounding.without), and the table counts, against the
+baseline of the same replies, the answerable questions withheld, the unanswerable ones answered and the right
+replies, with each signal's cost in seconds a question (the checking model's reads; the signals that need no
+model cost under a millisecond). A signal that moves no held-out question the right way, or costs more than it
+gains, is one to remove.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+from rag.confirm import CheckBounds, bounds_for
+from rag.grounding import Decision, GroundingPolicy, Signals, decide, without
+
+# The signals that can be left out, in the order the table shows them, and what each is.
+SIGNALS = {
+    "closeness": "the passages' best line: its similarity to the question",
+    "missing": "the question's rare words no passage holds",
+    "supported": "the share of the reply the aligner bears out",
+    "refusal": "the reply opens as a refusal",
+    "silent": "the reply says nothing but labels and citations",
+    "unfilled": "a citation where the answer goes",
+    "answer_line": "the similarity of the line the answer comes from",
+    "invented": "a figure no passage holds",
+    "lacks_kind": "no figure or time where one is asked",
+    "restates": "the reply only restates the question",
+    "unfounded_no": "a No no line says",
+    "verdict": "the checker on the reply's lines",
+    "question_verdict": "the probe on the question's lines",
+    "yes_no": "the checker's own Yes or No",
+}
+
+
+def recorded(support: Any) -> dict[str, Any]:
+    """What a --details row keeps of the grounding policy's work on one reply: its signals with every verdict
+    read (read now where the policy did not need it, after the decision), and the decision. Empty where the policy
+    was not applied (another embedder, a language the embedder does not read, no passage)."""
+    signals: Signals | None = getattr(support, "signals", None)
+    if signals is None:
+        return {}
+    asked = [name for name in ("verdict", "question_verdict", "yes_no") if getattr(signals, name).asked]
+    signals.verdict()
+    signals.question_verdict()
+    if signals.says is not None:  # only a reply's Yes or No is ever weighed against the checker's own
+        signals.yes_no()
+    decision: Decision = support.decision
+    return {"signals": {**signals.to_json(), "asked_by_policy": asked}, "decision": {f.name: getattr(decision, f.name) for f in fields(decision)}}
+
+
+def auc(positive: Sequence[float], negative: Sequence[float]) -> float | None:
+    """The share of (positive, negative) pairs where the positive scores higher, ties counting half."""
+    if not positive or not negative:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in positive for n in negative)
+    return wins / (len(positive) * len(negative))
+
+
+def load(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    """The rows of --details files, each with whether its question is answerable and its reply holds the answer
+    (`holds`); rows of a run before the signals were stored are refused."""
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if "answerable" not in row or "reply" not in row:
+                raise ValueError(f"{path}:{n}: not a --details row of bench.office_notes or bench.quotes")
+            row["holds"] = _holds(row)
+            if "signals" in row:
+                row["_signals"] = Signals.from_json(row["signals"])
+            rows.append(row)
+    if rows and not any("signals" in r for r in rows):
+        raise ValueError("no row holds the grounding signals: rerun the benchmark with this version (--details)")
+    return rows
+
+
+def _holds(row: dict[str, Any]) -> bool:
+    """Whether the reply holds the right answer: the office's phrase, or the Debian question's gold answer."""
+    if row.get("phrase"):
+        return str(row["phrase"]).casefold() in str(row["reply"]).casefold()
+    return bool(row.get("reply_contains"))
+
+
+def outcome(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, leave_out: str | None = None,
+            mode: str = "balanced") -> dict[str, int]:
+    """The policy replayed over the stored replies: answerable questions withheld, unanswerable ones answered,
+    right replies (answerable, not withheld, holding the answer), and replies the lines stood in for. A row whose
+    reply the policy did not weigh keeps what the run showed."""
+    counts = {"answerable": 0, "withheld": 0, "right": 0, "unanswerable": 0, "answered": 0, "lines": 0}
+    for row in rows:
+        if "_signals" in row:
+            s = row["_signals"]
+            d = decide(without(s, leave_out) if leave_out else s, policy, mode)
+            withheld, lines = d.withheld, d.lines_stand
+        else:
+            withheld, lines = bool(row.get("withheld", row.get("abstained", False))), False
+        if row["answerable"]:
+            counts["answerable"] += 1
+            counts["withheld"] += withheld
+            counts["right"] += not withheld and row["holds"]
+        else:
+            counts["unanswerable"] += 1
+            counts["answered"] += not withheld
+        counts["lines"] += lines and not withheld
+    return counts
+
+
+def seconds(rows: Sequence[dict[str, Any]], name: str) -> float:
+    """What a checking-model signal cost a question, on average over the rows: the seconds of its reads where the
+    policy asked for it (the rest were read for this table only; the signals that need no model cost well under
+    a millisecond, 0 here)."""
+    spent = [r["signals"]["seconds"].get(name, 0.0) if name in r["signals"].get("asked_by_policy", ()) else 0.0
+             for r in rows if "signals" in r and "seconds" in r["signals"]]
+    return sum(spent) / len(spent) if spent else 0.0
+
+
+def ablation(rows: Sequence[dict[str, Any]], policy: GroundingPolicy) -> dict[str, Any]:
+    """The baseline and, for each signal, the policy without it, with the change against the baseline ("gain":
+    questions the signal gets right that the policy without it gets wrong, less the other way round)."""
+    base = outcome(rows, policy)
+    table = []
+    for name, what in SIGNALS.items():
+        out = outcome(rows, policy, leave_out=name)
+        # What the signal does: withheld answerable ones it adds (bad), unanswerable ones it withholds (good).
+        withheld = base["withheld"] - out["withheld"]
+        stopped = out["answered"] - base["answered"]
+        table.append({"signal": name, "what": what, "without": out, "withheld_by_it": withheld,
+                      "answered_without_it": stopped, "right_lost_without_it": base["right"] - out["right"],
+                      "gain": stopped - withheld, "seconds": round(seconds(rows, name), 2)})
+    return {"questions": len(rows), "baseline": base, "signals": table}
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """The ablation as a Markdown table (docs/evaluation.md "Grounding ablation")."""
+    b = summary["baseline"]
+    out = [f"{summary['questions']} questions: {b['answerable']} answerable, {b['unanswerable']} unanswerable. "
+           f"As the policy ships: {b['withheld']} answerable withheld, {b['answered']} unanswerable answered, "
+           f"{b['right']} right.", "",
+           "| signal | withheld without it | answered without it | right without it | gain | s a question |",
+           "|---|---|---|---|---|---|"]
+    for row in summary["signals"]:
+        w = row["without"]
+        out.append(f"| {row['signal']} ({row['what']}) | {w['withheld']} | {w['answered']} | {w['right']} | "
+                   f"{row['gain']:+d} | {row['seconds']:.2f} |")
+    return "\n".join(out)
+
+
+# The values each bound is tried at by --fit: similarities and the weight by hundredths, shares by tenths, the
+# checking model's log-odds by quarters.
+_SIMILARITY = tuple(round(0.01 * i, 2) for i in range(0, 100))
+_GRIDS: dict[str, tuple[float, ...]] = {
+    "missing_weight": tuple(round(0.05 * i, 2) for i in range(0, 11)),
+    "abstain_below": _SIMILARITY, "abstain_unsupported_below": _SIMILARITY, "off_question_below": _SIMILARITY,
+    "on_question": _SIMILARITY, "supported_share": tuple(round(0.1 * i, 1) for i in range(0, 11)),
+}
+_LOG_ODDS = tuple(0.25 * i for i in range(-12, 13))
+_CHECK_GRIDS = {f.name: _LOG_ODDS for f in fields(CheckBounds)}
+
+
+def errors(rows: Sequence[dict[str, Any]], policy: GroundingPolicy) -> int:
+    """What --fit makes least: answerable questions withheld plus unanswerable ones answered."""
+    out = outcome(rows, policy)
+    return out["withheld"] + out["answered"]
+
+
+def fit(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, rounds: int = 2) -> dict[str, Any]:
+    """Each bound in turn set to the value of its grid that makes `errors` least, the others held (ties go to
+    the value nearest the one before), for `rounds` passes. A checking-model bound that is None (a model whose
+    verdicts are not read that way) stays None. Returns the policy found, the errors before and after, and each
+    bound's value before and after."""
+    start = errors(rows, policy)
+    for _ in range(rounds):
+        for name, grid in _GRIDS.items():
+            policy = _best(rows, policy, grid, lambda p, v, n=name: replace(p, **{n: v}), getattr(policy, name))
+        for name, grid in _CHECK_GRIDS.items():
+            now = getattr(policy.check, name)
+            if now is None:
+                continue
+            policy = _best(rows, policy, grid,
+                           lambda p, v, n=name: replace(p, check=replace(p.check, **{n: v})), now)
+    return {"errors_before": start, "errors_after": errors(rows, policy), "policy": policy}
+
+
+def _best(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, grid: Sequence[float], set_to: Any,
+          now: float) -> GroundingPolicy:
+    scored = [(errors(rows, set_to(policy, v)), abs(v - now), v) for v in (*grid, now)]
+    return set_to(policy, min(scored)[2])
+
+
+def _bounds(policy: GroundingPolicy) -> dict[str, float | None]:
+    plain = {f.name: getattr(policy, f.name) for f in fields(policy) if f.name != "check"}
+    return {**plain, **{f"check.{f.name}": getattr(policy.check, f.name) for f in fields(policy.check)}}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.grounding", description=__doc__.split("\n")[0])
+    parser.add_argument("details", type=Path, nargs="+", help="--details files of bench.office_notes or bench.quotes")
+    parser.add_argument("--fit", action="store_true", help="re-derive the policy's bounds from these replies")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--check-model", default=None, metavar="NAME",
+                        help="the checking model the runs used (default: the built-in checker)")
+    args = parser.parse_args(argv)
+    missing = [str(p) for p in args.details if not p.is_file()]
+    if missing:
+        parser.error(f"no such file: {', '.join(missing)}")
+    try:
+        rows = load(args.details)
+    except (ValueError, json.JSONDecodeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    from inference.models import CHECK_MODEL
+
+    policy = GroundingPolicy(check=bounds_for(args.check_model or CHECK_MODEL))
+    if args.fit:
+        found = fit(rows, policy)
+        result: dict[str, Any] = {"questions": len(rows), "errors_before": found["errors_before"],
+                                  "errors_after": found["errors_after"], "before": _bounds(policy),
+                                  "after": _bounds(found["policy"])}
+        text = "\n".join([f"{len(rows)} questions; withheld + answered: {found['errors_before']} as shipped, "
+                          f"{found['errors_after']} with the bounds fitted", "", "| bound | shipped | fitted |",
+                          "|---|---|---|"] + [f"| {k} | {v} | {result['after'][k]} |" for k, v in result["before"].items()])
+    else:
+        result = ablation(rows, policy)
+        text = format_table(result)
+    print(json.dumps(result) if args.json else text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""bench.grounding: the policy replayed over stored replies, its ablation and its fit (no model)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bench import grounding
+from rag.grounding import GroundingPolicy, Signals
+
+GOOD = Signals(closeness=0.80, missing=0.0, supported=1.0, claims=1, silent=False, refusal=False, unfilled=False,
+               answer_line=0.60)
+
+
+def _row(answerable: bool, holds: bool, **signals: object) -> dict:
+    s = replace(GOOD, **signals).to_json()
+    return {"answerable": answerable, "phrase": "EUR 38" if answerable else None,
+            "reply": "It is EUR 38." if holds else "It is free.",
+            "signals": {**s, "asked_by_policy": ["verdict"], "seconds": {"verdict": 2.0}}}
+
+
+@pytest.fixture
+def details(tmp_path: Path) -> Path:
+    rows = [
+        _row(True, True),  # answered right
+        _row(True, True, closeness=0.50, answer_line=0.40),  # right, but withheld for thin evidence
+        _row(False, False, invented=("12",)),  # made up: withheld by `invented` alone
+        _row(False, False, closeness=0.40, answer_line=None),  # thin evidence
+        _row(False, False),  # answered: nothing catches it
+        {"answerable": False, "reply": "", "withheld": True},  # no passage: not weighed, kept as shown
+    ]
+    path = tmp_path / "d.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_the_ablation_counts_what_each_signal_changes(details: Path) -> None:
+    rows = grounding.load([details])
+    summary = grounding.ablation(rows, GroundingPolicy())
+    assert summary["baseline"] == {"answerable": 2, "withheld": 1, "right": 1, "unanswerable": 4, "answered": 1,
+                                   "lines": 0}
+    by = {r["signal"]: r for r in summary["signals"]}
+    assert by["invented"]["answered_without_it"] == 1 and by["invented"]["gain"] == 1
+    # Without closeness the thin-evidence rule never fires: one right reply more, one unanswerable answered more.
+    assert by["closeness"]["withheld_by_it"] == 1 and by["closeness"]["answered_without_it"] == 1
+    assert by["closeness"]["gain"] == 0 and by["closeness"]["right_lost_without_it"] == -1
+    assert by["restates"]["gain"] == 0 and by["verdict"]["seconds"] == 2.0
+    assert "| invented (a figure no passage holds) | 1 | 2 | 1 | +1 |" in grounding.format_table(summary)
+
+
+def test_fit_finds_bounds_that_make_fewer_errors(details: Path) -> None:
+    rows = grounding.load([details])
+    loose = GroundingPolicy(abstain_below=0.30)  # lets the thin-evidence unanswerable question through
+    found = grounding.fit(rows, loose)
+    assert found["errors_before"] == 2 and found["errors_after"] < found["errors_before"]
+    assert 0.40 < found["policy"].abstain_below <= 0.50  # between the two thin replies: one kept, one withheld
+
+
+def test_the_command(details: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert grounding.main([str(details), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["questions"] == 6
+    assert grounding.main([str(details), "--fit"]) == 0
+    assert "| abstain_below | 0.53 |" in capsys.readouterr().out
+
+
+def test_a_file_without_signals_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = tmp_path / "old.jsonl"
+    old.write_text(json.dumps({"answerable": True, "reply": "x", "evidence": 0.5}) + "\n", encoding="utf-8")
+    assert grounding.main([str(old)]) == 1
+    assert "rerun the benchmark" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        grounding.main([str(tmp_path / "none.jsonl")])
+    assert exit_.value.code == 2
