@@ -1,22 +1,24 @@
-"""How replies open and which language they are in, for two layouts of the passages in the prompt (#63).
+"""How replies open and which language they are in, with Hearth's prompt and with layouts tried against it (#63).
 
-    python -m bench.reply_form [--json] [--threads N] [--details FILE]
+    python -m bench.reply_form [--json] [--threads N] [--details FILE] [--layouts labelled,tagged,unlabelled]
 
 A small model copies what stands before a passage: with each passage introduced by a label in brackets,
 "(parkovka.md, Парковка)", Russian replies open with that label and the section's title copied after it, and
 some carry an English passage into a Russian reply. This runs the notes and questions of
 bench/data/reply_form.json (Russian and English, written before any layout was run on them) through the
-default chat model with each layout, on the same passages, and counts per language:
+default chat model (`rag.answer.answer`, as `ask` does) with each layout, on the same passages, and counts per
+language:
 
 - copied:  replies that open with a passage's label or title, or name a passage's file at all;
 - foreign: replies not in the question's language, or a Russian reply whose letters are a fifth or more Latin;
 - right:   replies that hold the question's answer phrase.
 
-The layouts: `labelled`, Hearth's own (rag.answer: each passage after "[n] (file, page, section)"); and
-`tagged`, tried for #63 and not kept (docs/experiments/2026-12-07-tagged-passages.md): each passage inside
+The layouts: `labelled`, Hearth's own (rag.answer: each passage after "[n] (file, page, section)", a question in
+another language than English also asked before the passages, and a copied opening dropped, rag/openings.py);
+`tagged`, tried and not kept (docs/experiments/2026-12-07-tagged-passages.md): each passage inside
 <passage n="…" source="…" section="…"> … </passage>, and for a question in another language than English the
-instruction to translate what it takes from the passages. The model, its threads and greedy decoding are the
-same for both.
+instruction to translate what it takes from the passages; `unlabelled`, tried and not kept: each passage after its
+number alone. The model, its threads and greedy decoding are the same for all.
 """
 
 from __future__ import annotations
@@ -51,6 +53,30 @@ def tagged(question: str, passages: Sequence[Any]) -> str:
     if not passages:
         return ask
     return "Passages:\n" + "\n".join(_tag(i, h) for i, h in enumerate(passages, 1)) + f"\n\n{ask}"
+
+
+def unlabelled(question: str, passages: Sequence[Any]) -> str:
+    """Tried for #63: each passage after its number alone ("[1]"), without the file and section a reply copies."""
+    import rag.answer as answer
+
+    shipped = _HEARTHS(question, [])
+    if not passages:
+        return shipped
+    body = "\n\n".join(f"[{i}] {answer._tidy(h.text)}" for i, h in enumerate(passages, 1))
+    return f"Passages:\n\n{body}\n\n{shipped}"
+
+
+LAYOUTS = ("labelled", "tagged", "unlabelled")
+
+
+def _HEARTHS(question: str, passages: Sequence[Any]) -> str:  # noqa: N802
+    """Hearth's own layout (rag.answer._user_message as shipped, whatever `run_layout` puts in its place)."""
+    import rag.answer as answer
+
+    return (_SHIPPED or answer._user_message)(question, passages)
+
+
+_SHIPPED: Callable[[str, Sequence[Any]], str] | None = None
 
 
 def _tag(n: int, hit: Any) -> str:
@@ -94,7 +120,8 @@ def run_layout(hearth: Any, questions: list[dict], layout: Callable[[str, Sequen
     """Each question answered with `layout` (None: Hearth's own), on the passages search gives it."""
     import rag.answer as answer
 
-    shipped = answer._user_message
+    global _SHIPPED
+    shipped = _SHIPPED = _SHIPPED or answer._user_message
     answer._user_message = layout or shipped
     rows = []
     try:
@@ -130,7 +157,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--details", type=Path, help="write every reply, per layout, as JSON here")
+    parser.add_argument("--layouts", default="labelled",
+                        help="comma-separated, of: " + ", ".join(LAYOUTS) + " (default: %(default)s)")
     args = parser.parse_args(argv)
+    layouts = {"labelled": None, "tagged": tagged, "unlabelled": unlabelled}
+    chosen = [n.strip() for n in args.layouts.split(",") if n.strip()]
+    unknown = [n for n in chosen if n not in layouts]
+    if unknown or not chosen:
+        parser.error(f"--layouts: unknown {', '.join(unknown) or '(none given)'}; have: {', '.join(layouts)}")
     from rag.ingest import IngestOptions
     from rag.service import Hearth, HearthConfig
     from tests.notes import write_notes
@@ -143,7 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      ingest=IngestOptions(workers=0)))
         hearth.ingest([write_notes(Path(tmp) / "notes", data["notes"])])
         results = {}
-        for name, layout in (("labelled", None), ("tagged", tagged)):
+        for name in chosen:
+            layout = layouts[name]
             log(f"{name}:")
             results[name] = run_layout(hearth, data["questions"], layout, log)
         hearth.close()
