@@ -66,33 +66,73 @@ def copied_opening(text: str, passages: Sequence[Hit], *, separator: str, final:
     return cut
 
 
+def next_passage(line: str, passages: Sequence[Hit]) -> bool:
+    """Whether a line of a reply opens the copy of a passage: its number in brackets, then its label
+    ("[2] (parkovka.md, Парковка)")."""
+    number = _NUMBER.match(line)
+    files = [Path(h.source).name.casefold() for h in passages]
+    return number is not None and any(f in line[number.end():].casefold() for f in files)
+
+
 class OpeningFilter:
-    """Passes a reply's pieces on to `on_token` with a copied opening (`copied_opening`) left out: the opening is
-    held until it can tell. `text()` is the reply as passed on, once the stream has ended (`finish`)."""
+    """Passes a reply's pieces on to `on_token` with a copied opening (`copied_opening`) left out, and ends it
+    where it runs on into the copy of another passage (`next_passage`): the opening, and a line that opens with
+    a number in brackets, are held until they can tell. `text()` is the reply as passed on, once the stream has
+    ended (`finish`)."""
 
     def __init__(self, passages: Sequence[Hit], on_token: Callable[[str], None] | None, *, separator: str) -> None:
         self.passages, self.on_token, self.separator = passages, on_token, separator
-        self._held = ""
+        self._held = ""  # the opening, then a line that may open another passage's copy
         self._cut: int | None = None
+        self._ended = False
         self._out: list[str] = []
 
     def __call__(self, piece: str) -> None:
+        if self._ended:
+            return
+        self._held += piece
         if self._cut is None:
-            self._held += piece
             self._cut = copied_opening(self._held, self.passages, separator=self.separator, final=False)
             if self._cut is None:
                 return
-            piece = self._held[self._cut:]
-        self._pass(piece)
+            self._held = self._held[self._cut:]
+        self._lines(final=False)
 
     def finish(self) -> None:
-        """The stream has ended: an opening still held is decided on the whole reply."""
+        """The stream has ended: what is still held is decided on the whole reply."""
         if self._cut is None:
             self._cut = copied_opening(self._held, self.passages, separator=self.separator, final=True)
-            self._pass(self._held[self._cut:])
+            self._held = self._held[self._cut:]
+        self._lines(final=True)
 
     def text(self) -> str:
-        return "".join(self._out)
+        return "".join(self._out).rstrip()
+
+    def _lines(self, *, final: bool) -> None:
+        """Pass on what is held, up to a line that opens with a number in brackets and is not finished yet;
+        end the reply at one that opens another passage's copy."""
+        while self._held and not self._ended:
+            if self._out and self._out[-1].endswith("\n") and self._held.startswith("["):
+                start = 0  # a line that opens with a number in brackets begins here
+            else:
+                found = self._held.find("\n[")
+                start = found + 1 if found >= 0 else -1
+            if start < 0:  # none: all but a last line break passes (the next piece may open such a line)
+                keep = 0 if final or not self._held.endswith("\n") else 1
+                self._pass(self._held[:len(self._held) - keep])
+                self._held = self._held[len(self._held) - keep:]
+                return
+            self._pass(self._held[:start])
+            self._held = self._held[start:]
+            end = self._held.find("\n")
+            if end < 0 and not final and len(self._held) <= _MAX_LINE:
+                return
+            line = self._held if end < 0 else self._held[:end]
+            if next_passage(line, self.passages):
+                self._ended, self._held = True, ""
+                return
+            self._pass(line)
+            self._held = self._held[len(line):]
 
     def _pass(self, piece: str) -> None:
         if not self._out:

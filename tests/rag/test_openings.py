@@ -25,21 +25,29 @@ HITS = [PARKING, TRAINING]
     ("[1] Места закреплены за отделами.", "[1] Места закреплены за отделами."),
     ("Парковка платная.\nНо места закреплены.", "Парковка платная.\nНо места закреплены."),
     ("[1] [2] [3]", "[1] [2] [3]"),
+    # Run on into the copy of another passage: the reply ends where the copy begins.
+    ("Места закреплены за отделами.\n\n[2] (obuchenie.md, Обучение)\nОбучение\nНа курсы до 40 000 рублей.",
+     "Места закреплены за отделами."),
+    ("Места закреплены:\n[1] за отделами,\n[2] за гостями.", "Места закреплены:\n[1] за отделами,\n[2] за гостями."),
 ])
 def test_the_copied_opening_goes_and_the_reply_stays(reply: str, kept: str) -> None:
-    cut = copied_opening(reply, HITS, separator=HEADING_SEPARATOR, final=True)
-    assert reply[cut:].lstrip() == kept
     streamed: list[str] = []
     opening = OpeningFilter(HITS, streamed.append, separator=HEADING_SEPARATOR)
     for i in range(0, len(reply), 3):  # as a model streams it, a few characters a piece
         opening(reply[i:i + 3])
     opening.finish()
-    assert opening.text() == "".join(streamed) == kept
+    assert opening.text() == "".join(streamed).rstrip() == kept
     one = OpeningFilter(HITS, None, separator=HEADING_SEPARATOR)
     for c in reply:  # and one a piece ("[", "1", "]", " (", …)
         one(c)
     one.finish()
     assert one.text() == kept
+
+
+def test_the_opening_alone() -> None:
+    reply = "[1] (parkovka.md, Парковка)\nПарковка\nМеста закреплены."
+    assert reply[copied_opening(reply, HITS, separator=HEADING_SEPARATOR, final=True):] == "Места закреплены."
+    assert copied_opening("Места закреплены.", HITS, separator=HEADING_SEPARATOR, final=True) == 0
 
 
 def test_an_opening_is_held_only_while_it_may_be_a_copy() -> None:
