@@ -98,7 +98,7 @@ def _holds(row: dict[str, Any]) -> bool:
     return bool(row.get("reply_contains"))
 
 
-def outcome(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, leave_out: str | None = None,
+def outcome(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, leave_out: Sequence[str] = (),
             mode: str = "balanced") -> dict[str, int]:
     """The policy replayed over the stored replies: answerable questions withheld, unanswerable ones answered,
     right replies (answerable, not withheld, holding the answer), and replies the lines stood in for. A row whose
@@ -107,7 +107,9 @@ def outcome(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, leave_ou
     for row in rows:
         if "_signals" in row:
             s = row["_signals"]
-            d = decide(without(s, leave_out) if leave_out else s, policy, mode)
+            for name in leave_out:
+                s = without(s, name)
+            d = decide(s, policy, mode)
             withheld, lines = d.withheld, d.lines_stand
         else:
             withheld, lines = bool(row.get("withheld", row.get("abstained", False))), False
@@ -131,28 +133,37 @@ def seconds(rows: Sequence[dict[str, Any]], name: str) -> float:
     return sum(spent) / len(spent) if spent else 0.0
 
 
-def ablation(rows: Sequence[dict[str, Any]], policy: GroundingPolicy) -> dict[str, Any]:
-    """The baseline and, for each signal, the policy without it, with the change against the baseline ("gain":
-    questions the signal gets right that the policy without it gets wrong, less the other way round)."""
-    base = outcome(rows, policy)
+def ablation(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, removed: Sequence[str] = ()) -> dict[str, Any]:
+    """The baseline (the policy without the signals `removed`) and, for each other signal, the baseline without
+    it too, with the change ("gain": unanswerable questions it withholds less answerable ones it withholds)."""
+    base = outcome(rows, policy, leave_out=removed)
     table = []
     for name, what in SIGNALS.items():
-        out = outcome(rows, policy, leave_out=name)
+        if name in removed:
+            continue
+        out = outcome(rows, policy, leave_out=[*removed, name])
         # What the signal does: withheld answerable ones it adds (bad), unanswerable ones it withholds (good).
         withheld = base["withheld"] - out["withheld"]
         stopped = out["answered"] - base["answered"]
         table.append({"signal": name, "what": what, "without": out, "withheld_by_it": withheld,
                       "answered_without_it": stopped, "right_lost_without_it": base["right"] - out["right"],
                       "gain": stopped - withheld, "seconds": round(seconds(rows, name), 2)})
-    return {"questions": len(rows), "baseline": base, "signals": table}
+    return {"questions": len(rows), "removed": list(removed), "baseline": base, "signals": table,
+            "as_shipped": outcome(rows, policy)}
 
 
 def format_table(summary: dict[str, Any]) -> str:
     """The ablation as a Markdown table (docs/evaluation.md "Grounding ablation")."""
     b = summary["baseline"]
+    removed = summary.get("removed") or []
+    shipped = summary.get("as_shipped", b)
     out = [f"{summary['questions']} questions: {b['answerable']} answerable, {b['unanswerable']} unanswerable. "
-           f"As the policy ships: {b['withheld']} answerable withheld, {b['answered']} unanswerable answered, "
-           f"{b['right']} right.", "",
+           f"As the policy ships: {shipped['withheld']} answerable withheld, {shipped['answered']} unanswerable "
+           f"answered, {shipped['right']} right."]
+    if removed:
+        out.append(f"Without {', '.join(removed)}: {b['withheld']} withheld, {b['answered']} answered, "
+                   f"{b['right']} right; each row leaves one more signal out.")
+    out += ["",
            "| signal | withheld without it | answered without it | right without it | gain | s a question |",
            "|---|---|---|---|---|---|"]
     for row in summary["signals"]:
@@ -213,6 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.grounding", description=__doc__.split("\n")[0])
     parser.add_argument("details", type=Path, nargs="+", help="--details files of bench.office_notes or bench.quotes")
     parser.add_argument("--fit", action="store_true", help="re-derive the policy's bounds from these replies")
+    parser.add_argument("--without", default="", metavar="A,B",
+                        help="signals left out of the baseline (" + ", ".join(SIGNALS) + ")")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--check-model", default=None, metavar="NAME",
                         help="the checking model the runs used (default: the built-in checker)")
@@ -227,6 +240,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     from inference.models import CHECK_MODEL
 
+    removed = [n.strip() for n in args.without.split(",") if n.strip()]
+    unknown = [n for n in removed if n not in SIGNALS]
+    if unknown:
+        parser.error(f"--without: no signal named {', '.join(unknown)}; have: {', '.join(SIGNALS)}")
     policy = GroundingPolicy(check=bounds_for(args.check_model or CHECK_MODEL))
     if args.fit:
         found = fit(rows, policy)
@@ -237,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           f"{found['errors_after']} with the bounds fitted", "", "| bound | shipped | fitted |",
                           "|---|---|---|"] + [f"| {k} | {v} | {result['after'][k]} |" for k, v in result["before"].items()])
     else:
-        result = ablation(rows, policy)
+        result = ablation(rows, policy, removed=removed)
         text = format_table(result)
     print(json.dumps(result) if args.json else text)
     return 0

@@ -15,7 +15,7 @@ apart from its note), stands when it is sure the line gives it (`CheckBounds.kep
 are read with bounds chosen for it (`BOUNDS`; README "The larger model checks the answer").
 
 The larger model also reads the question itself with the four lines closest to it, before any reply: a probe on
-its hidden state (rag/probe.py; a middle layer's) says whether they answer it, and `rag.quotes.align` withholds
+its hidden state (rag/probe.py; a middle layer's) says whether they answer it, and the grounding policy (rag/grounding.py) withholds
 any reply where they do not, and shows the lines where the rule would withhold a reply to a question they answer
 (`lines_answer`; README "The larger model reads the question's lines").
 
@@ -42,11 +42,11 @@ DENIED_BELOW = -1.0  # log P(Yes) - log P(No), best sentence, under which the re
 class CheckBounds:
     """Where one model's verdicts are read, log P(Yes) - log P(No) of its best sentence: under `denied_below` the
     reply's lines do not give it, and from `kept_from` (when set) they do so surely that a reply the evidence
-    alone would withhold stands (rag.quotes.align). A verdict of None decides nothing."""
+    alone would withhold stands (rag/grounding.py). A verdict of None decides nothing."""
 
     denied_below: float
     kept_from: float | None = None
-    checked_below: float | None = None  # evidence (rag/abstain.py) from which a kept reply is not checked at all
+    checked_below: float | None = None  # evidence (rag/grounding.py) from which a kept reply is not checked at all
     # The model's verdict on the question itself, over the lines closest to it (`AnswerCheck.lines_answer`): under
     # `unanswered_below` the documents do not answer it, whatever the reply; from `answered_from` they do, and the
     # lines stand in for a reply the rule withholds. None: not asked.

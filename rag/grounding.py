@@ -1,7 +1,7 @@
 """One grounding policy: whether a reply stands, is withheld ("not found"), or gives way to the passages' lines.
 
 Three parts, kept apart so that each can be read and tested alone:
-  - `Signals`: what was measured for one question, its passages and the reply (rag.quotes.align measures it;
+  - `Signals`: what was measured for one question, its passages and the reply (rag.quotes.align measures it,
     `measure` is the pure part). The checking model's three verdicts are read only when a rule asks (`Asked`).
   - `GroundingPolicy`: every bound and weight, one named field each, with where it was chosen.
   - `decide(signals, policy, mode)`: the decision and its reason, from the ordered table `WITHHOLD` and the

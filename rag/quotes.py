@@ -9,7 +9,7 @@ reply that missed or garbled the fact can still be checked against the text; the
 the sentences just before and after them in their paragraph, since the line closest to a question often only
 restates it. When the model's reply is empty, a refusal, or unsupported while a passage matched the
 question well, the best quotes stand in for it; when the passages do not seem to answer the question at all
-(rag/abstain.py), Hearth says so and quotes the closest lines instead.
+(the grounding policy, rag/grounding.py, decides), Hearth says so and quotes the closest lines instead.
 """
 
 from __future__ import annotations
