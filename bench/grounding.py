@@ -47,6 +47,9 @@ SIGNALS = {
 }
 
 
+CHECKER = ("verdict", "question_verdict", "yes_no")  # the signals a checking model gives
+
+
 def recorded(support: Any) -> dict[str, Any]:
     """What a --details row keeps of the grounding policy's work on one reply: its signals with every verdict
     read (read now where the policy did not need it, after the decision), and the decision. Empty where the policy
@@ -227,6 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--without", default="", metavar="A,B",
                         help="signals left out of the baseline (" + ", ".join(SIGNALS) + ")")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--no-checker", action="store_true",
+                        help="replay as where no checking model can be read (a shared inference server's chat API): "
+                             "its three verdicts left out, the rule alone")
     parser.add_argument("--check-model", default=None, metavar="NAME",
                         help="the checking model the runs used (default: the built-in checker)")
     args = parser.parse_args(argv)
@@ -245,6 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"--without: no signal named {', '.join(unknown)}; have: {', '.join(SIGNALS)}")
     policy = GroundingPolicy(check=bounds_for(args.check_model or CHECK_MODEL))
+    if args.no_checker:
+        policy = GroundingPolicy(check=CheckBounds(denied_below=bounds_for("").denied_below))
+        removed = [*dict.fromkeys([*removed, *CHECKER])]
     if args.fit:
         found = fit(rows, policy)
         result: dict[str, Any] = {"questions": len(rows), "errors_before": found["errors_before"],
