@@ -96,7 +96,7 @@ def test_a_question_under_the_search_s_floor_is_answered_where_the_probe_reads_t
         out, chat = ask("forty-sixth", shirt)
         # The passages went to the model; its refusal gave way to their lines, which hold the answer.
         assert out.sources and chat.prompts and not out.to_json()["abstained"]
-        assert out.support.question_verdict >= bounds_for(CHECK_MODEL).answered_from
+        assert out.support.signals.question_verdict.value >= bounds_for(CHECK_MODEL).answered_from
         shown = out.to_json()["answer"]
         assert out.support.fallback and dict(offices["forty-sixth"].answerable)[shirt].casefold() in shown.casefold()
         out, chat = ask("forty-fifth", "Is it okay to wear my own cardigan over my uniform on nights?")
