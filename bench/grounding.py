@@ -103,10 +103,12 @@ def _holds(row: dict[str, Any]) -> bool:
 
 def outcome(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, leave_out: Sequence[str] = (),
             mode: str = "balanced") -> dict[str, int]:
-    """The policy replayed over the stored replies: answerable questions withheld, unanswerable ones answered,
-    right replies (answerable, not withheld, holding the answer), and replies the lines stood in for. A row whose
-    reply the policy did not weigh keeps what the run showed."""
-    counts = {"answerable": 0, "withheld": 0, "right": 0, "unanswerable": 0, "answered": 0, "lines": 0}
+    """The policy replayed over the stored replies: answerable questions withheld (and of those, the ones whose
+    reply held the answer), unanswerable ones answered, right replies (answerable, not withheld, holding the
+    answer), and replies the lines stood in for. A row whose reply the policy did not weigh keeps what the run
+    showed."""
+    counts = {"answerable": 0, "withheld": 0, "right": 0, "right_withheld": 0, "unanswerable": 0, "answered": 0,
+              "lines": 0}
     for row in rows:
         if "_signals" in row:
             s = row["_signals"]
@@ -120,6 +122,7 @@ def outcome(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, leave_ou
             counts["answerable"] += 1
             counts["withheld"] += withheld
             counts["right"] += not withheld and row["holds"]
+            counts["right_withheld"] += withheld and row["holds"]
         else:
             counts["unanswerable"] += 1
             counts["answered"] += not withheld
@@ -138,7 +141,8 @@ def seconds(rows: Sequence[dict[str, Any]], name: str) -> float:
 
 def ablation(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, removed: Sequence[str] = ()) -> dict[str, Any]:
     """The baseline (the policy without the signals `removed`) and, for each other signal, the baseline without
-    it too, with the change ("gain": unanswerable questions it withholds less answerable ones it withholds)."""
+    it too, with the change. "gain": the replies it rightly withholds (to unanswerable questions, and wrong ones
+    to answerable questions) less the right replies it withholds."""
     base = outcome(rows, policy, leave_out=removed)
     table = []
     for name, what in SIGNALS.items():
@@ -148,9 +152,11 @@ def ablation(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, removed
         # What the signal does: withheld answerable ones it adds (bad), unanswerable ones it withholds (good).
         withheld = base["withheld"] - out["withheld"]
         stopped = out["answered"] - base["answered"]
+        right_withheld = base["right_withheld"] - out["right_withheld"]
+        wrong_withheld = withheld - right_withheld
         table.append({"signal": name, "what": what, "without": out, "withheld_by_it": withheld,
                       "answered_without_it": stopped, "right_lost_without_it": base["right"] - out["right"],
-                      "gain": stopped - withheld, "seconds": round(seconds(rows, name), 2)})
+                      "gain": stopped + wrong_withheld - right_withheld, "seconds": round(seconds(rows, name), 2)})
     return {"questions": len(rows), "removed": list(removed), "baseline": base, "signals": table,
             "as_shipped": outcome(rows, policy)}
 
@@ -189,9 +195,11 @@ _CHECK_GRIDS = {f.name: _LOG_ODDS for f in fields(CheckBounds)}
 
 
 def errors(rows: Sequence[dict[str, Any]], policy: GroundingPolicy) -> int:
-    """What --fit makes least: answerable questions withheld plus unanswerable ones answered."""
+    """What --fit makes least: unanswerable questions answered, right replies withheld, and wrong replies to
+    answerable questions shown."""
     out = outcome(rows, policy)
-    return out["withheld"] + out["answered"]
+    wrong_shown = out["answerable"] - out["withheld"] - out["right"]
+    return out["answered"] + out["right_withheld"] + wrong_shown
 
 
 def fit(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, rounds: int = 2) -> dict[str, Any]:
@@ -259,7 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result: dict[str, Any] = {"questions": len(rows), "errors_before": found["errors_before"],
                                   "errors_after": found["errors_after"], "before": _bounds(policy),
                                   "after": _bounds(found["policy"])}
-        text = "\n".join([f"{len(rows)} questions; withheld + answered: {found['errors_before']} as shipped, "
+        text = "\n".join([f"{len(rows)} questions; errors (unanswerable answered, right replies withheld, wrong ones "
+                          f"shown): {found['errors_before']} as shipped, "
                           f"{found['errors_after']} with the bounds fitted", "", "| bound | shipped | fitted |",
                           "|---|---|---|"] + [f"| {k} | {v} | {result['after'][k]} |" for k, v in result["before"].items()])
     else:

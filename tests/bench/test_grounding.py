@@ -26,6 +26,7 @@ def _row(answerable: bool, holds: bool, **signals: object) -> dict:
 def details(tmp_path: Path) -> Path:
     rows = [
         _row(True, True),  # answered right
+        _row(True, False, invented=("30",)),  # a wrong figure: withholding it is right too
         _row(True, True, closeness=0.50, answer_line=0.40),  # right, but withheld for thin evidence
         _row(False, False, invented=("12",)),  # made up: withheld by `invented` alone
         _row(False, False, closeness=0.40, answer_line=None),  # thin evidence
@@ -40,15 +41,15 @@ def details(tmp_path: Path) -> Path:
 def test_the_ablation_counts_what_each_signal_changes(details: Path) -> None:
     rows = grounding.load([details])
     summary = grounding.ablation(rows, GroundingPolicy())
-    assert summary["baseline"] == {"answerable": 2, "withheld": 1, "right": 1, "unanswerable": 4, "answered": 1,
-                                   "lines": 0}
+    assert summary["baseline"] == {"answerable": 3, "withheld": 2, "right": 1, "right_withheld": 1,
+                                   "unanswerable": 4, "answered": 1, "lines": 0}
     by = {r["signal"]: r for r in summary["signals"]}
-    assert by["invented"]["answered_without_it"] == 1 and by["invented"]["gain"] == 1
+    assert by["invented"]["answered_without_it"] == 1 and by["invented"]["gain"] == 2  # and the wrong figure
     # Without closeness the thin-evidence rule never fires: one right reply more, one unanswerable answered more.
     assert by["closeness"]["withheld_by_it"] == 1 and by["closeness"]["answered_without_it"] == 1
     assert by["closeness"]["gain"] == 0 and by["closeness"]["right_lost_without_it"] == -1
     assert by["restates"]["gain"] == 0 and by["verdict"]["seconds"] == 2.0
-    assert "| invented (a figure no passage holds) | 1 | 2 | 1 | +1 |" in grounding.format_table(summary)
+    assert "| invented (a figure no passage holds) | 1 | 2 | 1 | +2 |" in grounding.format_table(summary)
 
 
 def test_fit_finds_bounds_that_make_fewer_errors(details: Path) -> None:
@@ -61,7 +62,7 @@ def test_fit_finds_bounds_that_make_fewer_errors(details: Path) -> None:
 
 def test_the_command(details: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert grounding.main([str(details), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["questions"] == 6
+    assert json.loads(capsys.readouterr().out)["questions"] == 7
     assert grounding.main([str(details), "--fit"]) == 0
     assert "| abstain_below | 0.53 |" in capsys.readouterr().out
 
