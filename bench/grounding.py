@@ -86,12 +86,21 @@ def load(paths: Iterable[Path]) -> list[dict[str, Any]]:
             if "answerable" not in row or "reply" not in row:
                 raise ValueError(f"{path}:{n}: not a --details row of bench.office_notes or bench.quotes")
             row["holds"] = _holds(row)
+            row["lines_hold"] = _lines_hold(row)
             if "signals" in row:
                 row["_signals"] = Signals.from_json(row["signals"])
             rows.append(row)
     if rows and not any("signals" in r for r in rows):
         raise ValueError("no row holds the grounding signals: rerun the benchmark with this version (--details)")
     return rows
+
+
+def _lines_hold(row: dict[str, Any]) -> bool:
+    """Whether the lines closest to the question (the quotes the run showed) hold the right answer: what the user
+    reads where they stand in for the reply."""
+    quotes = " ".join(q["text"] if isinstance(q, dict) else str(q) for q in row.get("quotes", [])).casefold()
+    answers = [row["phrase"]] if row.get("phrase") else list(row.get("gold") or [])
+    return any(str(a).casefold() in quotes for a in answers if str(a).strip())
 
 
 def _holds(row: dict[str, Any]) -> bool:
@@ -104,8 +113,8 @@ def _holds(row: dict[str, Any]) -> bool:
 def outcome(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, leave_out: Sequence[str] = (),
             mode: str = "balanced") -> dict[str, int]:
     """The policy replayed over the stored replies: answerable questions withheld (and of those, the ones whose
-    reply held the answer), unanswerable ones answered, right replies (answerable, not withheld, holding the
-    answer), and replies the lines stood in for. A row whose reply the policy did not weigh keeps what the run
+    reply held the answer), unanswerable ones answered, right answers as shown (answerable, not withheld, and
+    the reply, or the lines where they stand in for it, holding the answer), and replies the lines stood in for. A row whose reply the policy did not weigh keeps what the run
     showed."""
     counts = {"answerable": 0, "withheld": 0, "right": 0, "right_withheld": 0, "unanswerable": 0, "answered": 0,
               "lines": 0}
@@ -121,7 +130,8 @@ def outcome(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, leave_ou
         if row["answerable"]:
             counts["answerable"] += 1
             counts["withheld"] += withheld
-            counts["right"] += not withheld and row["holds"]
+            # As shown: the lines where they stand in for the reply, else the reply.
+            counts["right"] += not withheld and (row["lines_hold"] if lines else row["holds"])
             counts["right_withheld"] += withheld and row["holds"]
         else:
             counts["unanswerable"] += 1
@@ -141,8 +151,8 @@ def seconds(rows: Sequence[dict[str, Any]], name: str) -> float:
 
 def ablation(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, removed: Sequence[str] = ()) -> dict[str, Any]:
     """The baseline (the policy without the signals `removed`) and, for each other signal, the baseline without
-    it too, with the change. "gain": the replies it rightly withholds (to unanswerable questions, and wrong ones
-    to answerable questions) less the right replies it withholds."""
+    it too, with the change. "gain": how many more misleading or lost answers there are without it (`errors`:
+    unanswerable questions answered, right replies withheld, wrong answers shown)."""
     base = outcome(rows, policy, leave_out=removed)
     table = []
     for name, what in SIGNALS.items():
@@ -152,11 +162,9 @@ def ablation(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, removed
         # What the signal does: withheld answerable ones it adds (bad), unanswerable ones it withholds (good).
         withheld = base["withheld"] - out["withheld"]
         stopped = out["answered"] - base["answered"]
-        right_withheld = base["right_withheld"] - out["right_withheld"]
-        wrong_withheld = withheld - right_withheld
         table.append({"signal": name, "what": what, "without": out, "withheld_by_it": withheld,
                       "answered_without_it": stopped, "right_lost_without_it": base["right"] - out["right"],
-                      "gain": stopped + wrong_withheld - right_withheld, "seconds": round(seconds(rows, name), 2)})
+                      "gain": _errors(out) - _errors(base), "seconds": round(seconds(rows, name), 2)})
     return {"questions": len(rows), "removed": list(removed), "baseline": base, "signals": table,
             "as_shipped": outcome(rows, policy)}
 
@@ -195,9 +203,12 @@ _CHECK_GRIDS = {f.name: _LOG_ODDS for f in fields(CheckBounds)}
 
 
 def errors(rows: Sequence[dict[str, Any]], policy: GroundingPolicy) -> int:
-    """What --fit makes least: unanswerable questions answered, right replies withheld, and wrong replies to
-    answerable questions shown."""
-    out = outcome(rows, policy)
+    """What --fit makes least, and the ablation counts: unanswerable questions answered, right replies withheld,
+    and wrong answers to answerable questions shown."""
+    return _errors(outcome(rows, policy))
+
+
+def _errors(out: dict[str, int]) -> int:
     wrong_shown = out["answerable"] - out["withheld"] - out["right"]
     return out["answered"] + out["right_withheld"] + wrong_shown
 
