@@ -202,10 +202,10 @@ _LOG_ODDS = tuple(0.25 * i for i in range(-12, 13))
 _CHECK_GRIDS = {f.name: _LOG_ODDS for f in fields(CheckBounds)}
 
 
-def errors(rows: Sequence[dict[str, Any]], policy: GroundingPolicy) -> int:
+def errors(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, leave_out: Sequence[str] = ()) -> int:
     """What --fit makes least, and the ablation counts: unanswerable questions answered, right replies withheld,
     and wrong answers to answerable questions shown."""
-    return _errors(outcome(rows, policy))
+    return _errors(outcome(rows, policy, leave_out=leave_out))
 
 
 def _errors(out: dict[str, int]) -> int:
@@ -213,27 +213,29 @@ def _errors(out: dict[str, int]) -> int:
     return out["answered"] + out["right_withheld"] + wrong_shown
 
 
-def fit(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, rounds: int = 2) -> dict[str, Any]:
+def fit(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, rounds: int = 2,
+        leave_out: Sequence[str] = ()) -> dict[str, Any]:
     """Each bound in turn set to the value of its grid that makes `errors` least, the others held (ties go to
     the value nearest the one before), for `rounds` passes. A checking-model bound that is None (a model whose
     verdicts are not read that way) stays None. Returns the policy found, the errors before and after, and each
     bound's value before and after."""
-    start = errors(rows, policy)
+    start = errors(rows, policy, leave_out)
     for _ in range(rounds):
         for name, grid in _GRIDS.items():
-            policy = _best(rows, policy, grid, lambda p, v, n=name: replace(p, **{n: v}), getattr(policy, name))
+            policy = _best(rows, policy, grid, lambda p, v, n=name: replace(p, **{n: v}), getattr(policy, name),
+                           leave_out)
         for name, grid in _CHECK_GRIDS.items():
             now = getattr(policy.check, name)
             if now is None:
                 continue
             policy = _best(rows, policy, grid,
-                           lambda p, v, n=name: replace(p, check=replace(p.check, **{n: v})), now)
-    return {"errors_before": start, "errors_after": errors(rows, policy), "policy": policy}
+                           lambda p, v, n=name: replace(p, check=replace(p.check, **{n: v})), now, leave_out)
+    return {"errors_before": start, "errors_after": errors(rows, policy, leave_out), "policy": policy}
 
 
 def _best(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, grid: Sequence[float], set_to: Any,
-          now: float) -> GroundingPolicy:
-    scored = [(errors(rows, set_to(policy, v)), abs(v - now), v) for v in (*grid, now)]
+          now: float, leave_out: Sequence[str]) -> GroundingPolicy:
+    scored = [(errors(rows, set_to(policy, v), leave_out), abs(v - now), v) for v in (*grid, now)]
     return set_to(policy, min(scored)[2])
 
 
@@ -274,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         policy = GroundingPolicy(check=CheckBounds(denied_below=bounds_for("").denied_below))
         removed = [*dict.fromkeys([*removed, *CHECKER])]
     if args.fit:
-        found = fit(rows, policy)
+        found = fit(rows, policy, leave_out=removed)
         result: dict[str, Any] = {"questions": len(rows), "errors_before": found["errors_before"],
                                   "errors_after": found["errors_after"], "before": _bounds(policy),
                                   "after": _bounds(found["policy"])}
