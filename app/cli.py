@@ -405,10 +405,6 @@ def _ask(hearth, args: argparse.Namespace) -> int:
         print("\nThat reply is only the model's guess: nothing in the passages bears it out. " + support.text)
         if support.why:
             print(f"Why: {support.why}")
-    elif support is not None and support.decision is not None and support.decision.contradicted:
-        print("\nThe passages say otherwise than that reply's first word. " + support.text)
-    elif support is not None and support.decision is not None and support.decision.agreed:
-        print("\nOf that reply, only its first word is borne out by the passages. " + support.text)
     elif support is not None and support.fallback:
         print("\nThat reply is not borne out by the passages. " + support.text)
     if support is not None and support.quotes:

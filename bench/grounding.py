@@ -33,21 +33,16 @@ SIGNALS = {
     "closeness": "the passages' best line: its similarity to the question",
     "missing": "the question's rare words no passage holds",
     "supported": "the share of the reply the aligner bears out",
-    "refusal": "the reply opens as a refusal",
-    "silent": "the reply says nothing but labels and citations",
-    "unfilled": "a citation where the answer goes",
     "answer_line": "the similarity of the line the answer comes from",
-    "invented": "a figure no passage holds",
     "lacks_kind": "no figure or time where one is asked",
     "restates": "the reply only restates the question",
     "unfounded_no": "a No no line says",
     "verdict": "the checker on the reply's lines",
     "question_verdict": "the probe on the question's lines",
-    "yes_no": "the checker's own Yes or No",
 }
 
 
-CHECKER = ("verdict", "question_verdict", "yes_no")  # the signals a checking model gives
+CHECKER = ("verdict", "question_verdict")  # the signals a checking model gives
 
 
 def recorded(support: Any) -> dict[str, Any]:
@@ -57,11 +52,9 @@ def recorded(support: Any) -> dict[str, Any]:
     signals: Signals | None = getattr(support, "signals", None)
     if signals is None:
         return {}
-    asked = [name for name in ("verdict", "question_verdict", "yes_no") if getattr(signals, name).asked]
+    asked = [name for name in CHECKER if getattr(signals, name).asked]
     signals.verdict()
     signals.question_verdict()
-    if signals.says is not None:  # only a reply's Yes or No is ever weighed against the checker's own
-        signals.yes_no()
     decision: Decision = support.decision
     return {"signals": {**signals.to_json(), "asked_by_policy": asked}, "decision": {f.name: getattr(decision, f.name) for f in fields(decision)}}
 
@@ -88,7 +81,10 @@ def load(paths: Iterable[Path]) -> list[dict[str, Any]]:
             row["holds"] = _holds(row)
             row["lines_hold"] = _lines_hold(row)
             if "signals" in row:
-                row["_signals"] = Signals.from_json(row["signals"])
+                signals = row["signals"]
+                # Rows stored before the reply's refusal and silence left the policy: the lines stood in for both.
+                signals.setdefault("stands_in", bool(signals.get("refusal") or signals.get("silent")))
+                row["_signals"] = Signals.from_json(signals)
             rows.append(row)
     if rows and not any("signals" in r for r in rows):
         raise ValueError("no row holds the grounding signals: rerun the benchmark with this version (--details)")

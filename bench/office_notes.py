@@ -3,7 +3,7 @@ keep a right reply where they do? (#23, README "Not found is an answer")
 
     python -m bench.office_notes [--json] [--offices NAME,...|held-out] [--threads N] [--details FILE] [--cache DIR]
                                  [--probe shipped|left-out [--features FILE]] [--yes-no] [--answerable]
-                                 [--contradicted-from X] [--agreed-from X] [--under-floor]
+                                 [--under-floor] [--no-model-ranking]
 
 bench/data/office_notes.json holds sixty-three fictional offices, each five short notes with ten questions they
 answer (with a phrase a right reply holds) and ten about the same office they do not. The first two are the ones
@@ -43,9 +43,7 @@ and the passages; `python -m bench.grounding FILE` replays the policy on them: i
 
 Answerable yes-or-no questions have their right "yes" or "no" in bench/data/office_yes_no.json (written apart by two
 sessions given only the notes): the table also counts those whose reply, and whose answer as shown, opens with the
-wrong word, and the answers the larger model's own Yes or No changed (rag.confirm.CheckBounds.contradicted_from,
-agreed_from; --contradicted-from and --agreed-from read it with other bounds, `python -m bench.grounding --fit FILE`
-re-derives them). --no-model-ranking asks without the chat model's ordering of the passages (HearthConfig.model_ranking),
+wrong word. --no-model-ranking asks without the chat model's ordering of the passages (HearthConfig.model_ranking),
 to weigh what it costs before the first token against what it changes. --yes-no and --answerable ask only those kinds of question, --under-floor only those for which no
 passage clears the search's score floor (README "Under the search's floor"); the bars are then not read.
 
@@ -61,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
@@ -86,6 +85,27 @@ class Office:
 
 
 YES_NO = Path(__file__).resolve().parent / "data" / "office_yes_no.json"
+
+
+# The verbs a question answered by yes or no opens with, in its last sentence ("I'm 23. Can I drive the van?").
+_YES_NO_LAST = re.compile(r"(?:^|[.!?]\s+)\W*(?:is|are|was|were|am|can|could|does|do|did|should|shall|must|may|"
+                          r"might|will|would|has|have|had)\b[^.!?]*\??\s*$", re.IGNORECASE)
+_REPLY_YES = re.compile(r"^\W*(?:yes|yeah)\b", re.IGNORECASE)
+_REPLY_NO = re.compile(r"^\W*(?:unfortunately,?\s+)?no\b(?!\s+one\b)", re.IGNORECASE)  # "No, …", not "No one …"
+
+
+def asks_yes_no(question: str) -> bool:
+    """Whether a question's last sentence is one answered by yes or no."""
+    return _YES_NO_LAST.search(question.strip()) is not None
+
+
+def reply_says(question: str, reply: str) -> str | None:
+    """"yes" or "no": what a reply to a yes-or-no question opens with; None otherwise."""
+    if not asks_yes_no(question):
+        return None
+    if _REPLY_YES.match(reply):
+        return "yes"
+    return "no" if _REPLY_NO.match(reply) else None
 
 
 def load_yes_no(path: Path = YES_NO) -> dict[tuple[str, str], str]:
@@ -122,7 +142,6 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
     `under_floor`: only those for which no passage clears the search's score floor, searched as `ask` searches
     without the chat model's ranking (README "Under the search's floor")."""
     from bench.grounding import recorded
-    from rag.abstain import reply_says
     from rag.components import CHECK_WITH_CHAT
     from rag.service import Hearth, HearthConfig
 
@@ -178,8 +197,6 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
             counts["yes_no_shown_wrong"] += said_shown is not None and said_shown != gold
             counts["yes_no_shown_right"] += said_shown == gold
         kind = "answerable" if phrase is not None else "unanswerable"
-        counts[f"contradicted_{kind}"] += bool(decision is not None and decision.contradicted)
-        counts[f"agreed_{kind}"] += bool(decision is not None and decision.agreed)
         if phrase is not None:
             counts["withheld"] += withheld
             counts["right"] += right
@@ -214,22 +231,16 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
 def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details: IO[str] | None = None,
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
         check_model: str | None = None, probes: dict[str, Any] | None = None,
-        contradicted_from: float | None = None, agreed_from: float | None = None,
         asks: Callable[[str, bool], bool] | None = None, under_floor: bool = False,
         model_ranking: bool = True) -> dict[str, Any]:
     """Every office in turn, with one chat model; the summary with each office's counts and their sum.
     `check_model`: HearthConfig.check_model ("chat": the chat model checks answers; None: as Hearth chooses);
     `probes`: by office, the probe that reads its questions' lines instead of the one that ships;
-    `contradicted_from`, `agreed_from`: the checker's bounds on a reply's Yes or No it answers the other way or the
-    same (rag.confirm.CheckBounds), instead of those that ship; `asks(question, answerable)`: which questions are
-    asked (None: all); `under_floor`: only the questions no passage clears the search's floor for; `model_ranking`:
+    `asks(question, answerable)`: which questions are asked (None: all); `under_floor`: only the questions no passage clears the search's floor for; `model_ranking`:
     HearthConfig.model_ranking."""
-    import dataclasses
-
     from inference.llm import LlamaCppModel
     from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
     from rag.components import check_model_name
-    from rag.confirm import bounds_for
     from rag.service import HearthConfig
 
     summary: dict[str, Any] = {"machine": machine(), "offices": {}}
@@ -238,12 +249,7 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
     name = check_model_name(HearthConfig(data_dir=cache, check_model=check_model))
     checker = (name, LlamaCppModel(chat_model_path(name, cache), n_ctx=1024, n_threads=threads or 2)) if name else None
     summary["check_model"] = name or DEFAULT_CHAT_MODEL
-    shipped = bounds_for(summary["check_model"])
-    bounds = None if contradicted_from is None and agreed_from is None else dataclasses.replace(
-        shipped, contradicted_from=shipped.contradicted_from if contradicted_from is None else contradicted_from,
-        agreed_from=shipped.agreed_from if agreed_from is None else agreed_from)
-    read = bounds or shipped
-    summary["contradicted_from"], summary["agreed_from"] = read.contradicted_from, read.agreed_from
+    bounds = None  # the checker's verdicts read as they ship
     summary["subset"] = asks is not None or under_floor
     summary["model_ranking"] = model_ranking
     yes_no = load_yes_no()
@@ -278,8 +284,7 @@ QUESTION_KEYS = tuple(f"question_{change}_{kind}" for change in ("withheld", "li
 # those whose answer as shown opens with the right one; and questions whose reply the lines stood in for because
 # the larger model answered them the other way (rag.confirm.CheckBounds.contradicts), and lines standing in that
 # the reply's word opened because it answered them the same way (`agrees`), by kind.
-YES_NO_KEYS = ("yes_no", "yes_no_reply_wrong", "yes_no_shown_wrong", "yes_no_shown_right", "contradicted_answerable",
-               "contradicted_unanswerable", "agreed_answerable", "agreed_unanswerable")
+YES_NO_KEYS = ("yes_no", "yes_no_reply_wrong", "yes_no_shown_wrong", "yes_no_shown_right")
 
 
 def total(offices: dict[str, dict[str, Any]]) -> dict[str, int]:
@@ -332,14 +337,10 @@ def format_table(summary: dict[str, Any]) -> str:
               for k, n in (("withheld", "answerable"), ("answered", "unanswerable")) if within[k] is not None]
     if shares:
         lines.append("in all: " + ", ".join(shares))
-    if t.get("yes_no") or t.get("contradicted_answerable") or t.get("contradicted_unanswerable"):
+    if t.get("yes_no"):
         lines.append(f"yes-or-no answerable questions: {t['yes_no']}; the reply opens with the wrong word "
                      f"{t['yes_no_reply_wrong']}, as shown {t['yes_no_shown_wrong']} (the right one "
-                     f"{t['yes_no_shown_right']}); lines stood in for a contradicted Yes or No "
-                     f"{t['contradicted_answerable']} / {t['contradicted_unanswerable']}, the reply's word opened "
-                     f"the lines where it agreed {t.get('agreed_answerable', 0)} / {t.get('agreed_unanswerable', 0)} "
-                     f"(answerable / unanswerable; bounds {summary.get('contradicted_from')}, "
-                     f"{summary.get('agreed_from')})")
+                     f"{t['yes_no_shown_right']})")
     if summary.get("subset"):
         lines.append("only some of each office's questions were asked: the bars are not read")
     if summary.get("probe_left_out"):
@@ -372,10 +373,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--answerable", action="store_true", help="only the questions the notes answer")
     parser.add_argument("--under-floor", action="store_true",
                         help="only the questions for which no passage clears the search's score floor")
-    parser.add_argument("--contradicted-from", type=float, default=None, metavar="X",
-                        help="the checker's bound on a Yes or No it contradicts (rag.confirm.CheckBounds."
-                             "contradicted_from) instead of the one that ships: 0 lets the lines stand in wherever "
-                             "the larger model answers the other way")
     parser.add_argument("--no-model-ranking", action="store_true",
                         help="ask without the chat model's ordering of the passages (HearthConfig.model_ranking)")
     parser.add_argument("--agreed-from", type=float, default=None, metavar="X",
@@ -384,9 +381,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error("--threads must be at least 1")
-    for option, value in (("--contradicted-from", args.contradicted_from), ("--agreed-from", args.agreed_from)):
-        if value is not None and not value >= 0:
-            parser.error(f"{option} must be a number, 0 or more")
     offices = load()
     if args.offices:
         from bench.question_probe import HELD_OUT
@@ -418,13 +412,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         asks = None
         if args.yes_no or args.answerable:
-            from rag.abstain import asks_yes_no
 
             def asks(question: str, answerable: bool) -> bool:
                 return (not args.yes_no or asks_yes_no(question)) and (not args.answerable or answerable)
 
         summary = run(offices, threads=args.threads, cache=args.cache, details=details, check_model=args.check_model,
-                      probes=probes, contradicted_from=args.contradicted_from, agreed_from=args.agreed_from,
+                      probes=probes,
                       asks=asks, under_floor=args.under_floor, model_ranking=not args.no_model_ranking)
     finally:
         if details is not None:

@@ -98,25 +98,8 @@ def says_nothing(reply: str, file_names: Sequence[str]) -> bool:
     return not re.search(r"\w", re.sub(r"\([^()]*\)", label, reply))
 
 
-_FIGURE = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*")
 # What stands in brackets is no part of what a reply states: citations ("[2]") and the passages' labels.
 _BRACKETED = re.compile(r"\[\d{1,2}\]|\([^()]*\)")
-# A list item's number ("2. Add…"), or one alone on its line (a last item cut off: "6").
-_LIST_MARKER = re.compile(r"^\s*\d{1,2}(?:[.)](?=\s)|[.)]?\s*$)", re.MULTILINE)
-
-
-def invented_figures(reply: str, texts: Sequence[str]) -> list[str]:
-    """The figures of a reply that neither the question nor any passage holds ("founded in 1994" when no
-    passage says 1994): the model made them up. A list's item numbers (a number alone on its line among them)
-    and what stands in brackets (citations, the passages' labels: "(guide.pdf, page 53)") are not figures the
-    reply states; "1,000" and "1000" are the same figure."""
-
-    def figures(text: str) -> set[str]:
-        return {m.group(0).replace(",", "") for m in _FIGURE.finditer(text)}
-
-    stated = _LIST_MARKER.sub("", _BRACKETED.sub(" ", reply))
-    held = figures(" ".join(texts))
-    return sorted(f for f in figures(stated) if f not in held)
 
 
 # A question that asks for a figure ("How many…", "What is the PIN…", "Which number should I ring?") or for a
@@ -167,9 +150,6 @@ def lacks_asked_kind(question: str, reply: str) -> bool:
 YES_NO_VERBS = "is|are|was|were|am|can|could|does|do|did|should|shall|must|may|might|will|would|has|have|had"
 _YES_NO = re.compile(rf"^\W*(?:{YES_NO_VERBS})\b", re.IGNORECASE)
 _REPLY_NO = re.compile(r"^\W*(?:unfortunately,?\s+)?no\b(?!\s+one\b)", re.IGNORECASE)  # "No, …", not "No one …"
-# A question whose last sentence is answered by yes or no ("A client sent me wine. May I keep it?").
-_YES_NO_LAST = re.compile(rf"(?:^|[.!?]\s+)\W*(?:{YES_NO_VERBS})\b[^.!?]*\??\s*$", re.IGNORECASE)
-_REPLY_YES = re.compile(r"^\W*(?:yes|yeah)\b", re.IGNORECASE)
 # Words with which a line says no, or sets the limit a "no" follows from ("only managers", "except on Fridays").
 _SAYS_NO = re.compile(
     r"\b(?:no|not|never|none|nobody|nothing|nowhere|neither|nor|cannot|can't|only|except|excluding|excluded|"
@@ -188,21 +168,6 @@ def unfounded_no(question: str, reply: str, lines: Sequence[str]) -> bool:
     return not any(_SAYS_NO.search(line) for line in lines)
 
 
-def asks_yes_no(question: str) -> bool:
-    """Whether a question's last sentence is one answered by yes or no ("I'm 23. Can I drive the van?")."""
-    return _YES_NO_LAST.search(question.strip()) is not None
-
-
-def reply_says(question: str, reply: str) -> str | None:
-    """"yes" or "no": what a reply to a yes-or-no question opens with ("No, …", "Yes."); None when the question is
-    not one or the reply opens otherwise ("No one …" opens with neither)."""
-    if not asks_yes_no(question):
-        return None
-    if _REPLY_YES.match(reply):
-        return "yes"
-    return "no" if _REPLY_NO.match(reply) else None
-
-
 def abstain_text(language: str) -> str:
     """What Hearth says instead of the reply, in the question's language (English when it has no wording)."""
     return _TEXT.get(language, _TEXT[DEFAULT_LANGUAGE])
@@ -210,7 +175,6 @@ def abstain_text(language: str) -> str:
 
 # The sentence a user reads under "not found": why the reply was withheld. English; other languages get it too.
 _WHY = {
-    "invented": "The reply's figure {figure} is in no passage.",
     "off_line": "The reply takes its answer from a passage about something else.",
     "missing": "No passage mentions {words}.",
     "evidence": "No passage comes close to what the question asks.",
@@ -224,12 +188,10 @@ _WHY = {
 }
 
 
-def why_withheld(reason: str, *, figures: Sequence[str] = (), missing: Sequence[str] = (), refusal: bool = False,
+def why_withheld(reason: str, *, missing: Sequence[str] = (), refusal: bool = False,
                  off_kind: bool = False) -> str:
     """One sentence saying why a reply was withheld, from `abstain_reason`'s reason (or "denied", "unanswered",
-    "strict", "nothing") and the facts behind it: the made-up figures, the question's words no passage holds."""
-    if reason == "invented" and figures:
-        return _WHY["invented"].format(figure=figures[0])
+    "strict", "nothing") and the facts behind it: the question's words no passage holds."""
     if reason in ("evidence", "weak") and missing:
         words = [f"“{w}”" for w in missing[:3]]
         return _WHY["missing"].format(words=", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0])

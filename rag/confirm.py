@@ -18,11 +18,6 @@ The larger model also reads the question itself with the four lines closest to i
 its hidden state (rag/probe.py; a middle layer's) says whether they answer it, and the grounding policy (rag/grounding.py) withholds
 any reply where they do not, and shows the lines where the rule would withhold a reply to a question they answer
 (`lines_answer`; README "The larger model reads the question's lines").
-
-To a yes-or-no question it also gives its own Yes or No over those lines (`yes_or_no`; log-probabilities read, as
-above). A reply whose "Yes" or "No" it surely answers the other way gives way to the lines; where the lines stand
-in for a reply the rule withheld, the reply's "Yes" or "No", when it surely gives it too, opens them ("No. The
-documents say: …"; `CheckBounds.contradicted_from`, `agreed_from`; README "The larger model's own Yes or No").
 """
 
 from __future__ import annotations
@@ -52,13 +47,6 @@ class CheckBounds:
     # lines stand in for a reply the rule withholds. None: not asked.
     unanswered_below: float | None = None
     answered_from: float | None = None
-    # The model's own Yes or No to a yes-or-no question, over those lines (`AnswerCheck.yes_or_no`): from this far
-    # on the other side of the reply's "Yes" or "No" (log P(Yes) - log P(No) at least this, or at most its
-    # negative), the reply contradicts what the lines say and they stand in for it. None: not asked.
-    contradicted_from: float | None = None
-    # ...and from this far on the same side, where the lines stand in for a reply the rule withheld (`answered_from`),
-    # the reply's "Yes" or "No" opens them: it is the model's own too. None: never.
-    agreed_from: float | None = None
 
     def checks(self, evidence: float) -> bool:
         """Whether a reply the evidence lets stand is checked (one that strong is not, when a bound is set)."""
@@ -80,31 +68,9 @@ class CheckBounds:
         """Whether the model said, surely enough to outweigh the rule, that the lines closest to the question answer it."""
         return verdict is not None and self.answered_from is not None and verdict >= self.answered_from
 
-    def contradicts(self, says: str | None, verdict: float | None) -> bool:
-        """Whether the model answered a yes-or-no question, surely enough, the other way from a reply that says
-        `says` ("yes" or "no")."""
-        toward = _toward(says, verdict)
-        return toward is not None and self.contradicted_from is not None and toward <= -self.contradicted_from
-
-    def agrees(self, says: str | None, verdict: float | None) -> bool:
-        """Whether the model answered a yes-or-no question, surely enough, the same way as a reply that says `says`."""
-        toward = _toward(says, verdict)
-        return toward is not None and self.agreed_from is not None and toward >= self.agreed_from
-
-    def reads_yes_no(self) -> bool:
-        """Whether the model is asked its own Yes or No to a yes-or-no question a reply answers."""
-        return self.contradicted_from is not None or self.agreed_from is not None
-
     def keeps(self, verdict: float | None) -> bool:
         """Whether the model said, surely enough to outweigh thin evidence, that the lines give the reply."""
         return verdict is not None and self.kept_from is not None and verdict >= self.kept_from
-
-
-def _toward(says: str | None, verdict: float | None) -> float | None:
-    """The model's log P(Yes) - log P(No), signed toward a reply's word: above 0 where it gives that word too."""
-    if verdict is None or says not in ("yes", "no"):
-        return None
-    return verdict if says == "yes" else -verdict
 
 
 # Chosen per model on the tuning questions' stored replies (README "The larger model checks the answer"); any
@@ -114,11 +80,8 @@ BOUNDS: Mapping[str, CheckBounds] = {
     # The probe's bounds on the question's lines (rag/probe.py): chosen on the tuning sets' stored replies, with each
     # office scored by a probe fitted without it, and on the thirtieth to thirty-fifth office's run (never fitted
     # on); README "The larger model reads the question's lines".
-    # Its own Yes or No (`contradicted_from`, `agreed_from`): chosen on the tuning offices' answerable yes-or-no
-    # questions (bench/data/office_yes_no.json), README "The larger model's own Yes or No".
     "qwen2.5-coder-1.5b-instruct-q4_k_m": CheckBounds(denied_below=1.0, kept_from=1.25, checked_below=0.75,
-                                                      unanswered_below=-0.25, answered_from=0.25,
-                                                      contradicted_from=0.5, agreed_from=1.0),
+                                                      unanswered_below=-0.25, answered_from=0.25),
 }
 
 
@@ -131,6 +94,8 @@ def bounds_for(model_name: str) -> CheckBounds:
     """The bounds a model's verdicts are read with (a built-in model's name, or its file's)."""
     stem = model_stem(model_name)
     return BOUNDS.get(stem, DEFAULT_BOUNDS)
+
+
 MAX_SENTENCES = 4  # sentences of a reply read (a longer reply's first ones)
 _CLAIM_CHARS = 300  # a sentence is read up to this many characters
 _SYSTEM = "You check facts. Answer Yes or No."
@@ -157,11 +122,6 @@ def _over_lines(lines: Sequence[str], question: str, ask: str) -> list[Message]:
 def lines_prompt(lines: Sequence[str], question: str) -> list[Message]:
     """The messages after which "Yes" and "No" say whether the lines answer the question."""
     return _over_lines(lines, question, "Do the lines answer the question? Answer Yes or No.")
-
-
-def yes_no_prompt(lines: Sequence[str], question: str) -> list[Message]:
-    """The messages after which "Yes" and "No" are the model's own answer to a yes-or-no question from the lines."""
-    return _over_lines(lines, question, "According to the lines, is the answer Yes or No? Answer Yes or No.")
 
 
 class AnswerCheck:
@@ -223,12 +183,6 @@ class AnswerCheck:
             verdict = None
         self._asked = (key, verdict)
         return verdict
-
-    def yes_or_no(self, question: str, lines: Sequence[str]) -> float | None:
-        """The model's own answer to a yes-or-no question from the lines closest to it (at most QUESTION_LINES):
-        log P("Yes") - log P("No"), above 0 for yes. None when it cannot say (no lines, a shared server's chat API)."""
-        lines = [line for line in lines if line.strip()][:QUESTION_LINES]
-        return self._yes_no(yes_no_prompt(lines, question)) if lines else None
 
     def _loaded(self) -> ChatModel | None:
         """The model, loaded on first use; None (with a warning) when it cannot be."""

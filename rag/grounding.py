@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from rag.abstain import (
-    invented_figures, lacks_asked_kind, reply_says, unfounded_no,
+    lacks_asked_kind, unfounded_no,
 )
 from rag.confirm import DEFAULT_BOUNDS, CheckBounds
 
@@ -64,20 +64,17 @@ class Signals:
     missing: float  # rarity-weighted share of the question's words no passage holds (rag.abstain.missing_share)
     supported: float  # share of the reply's claiming sentences the aligner bore out (0 when none claims anything)
     claims: int  # the reply's sentences that claim something (not a copied heading, not "… is [1].")
-    silent: bool  # the reply holds nothing but the passages' labels and citations (rag.abstain.says_nothing)
-    refusal: bool  # it opens as a refusal ("The documents do not say.")
-    unfilled: bool  # it puts a citation where its answer goes ("The number is [1].") and claims nothing else
+    # Not a signal: the passages' lines stand in for this reply whatever the policy decides (a refusal, or a reply
+    # of labels and citations alone), so no checking model reads it and `strict` leaves it to them.
+    stands_in: bool
     answer_line: float | None  # similarity to the question of the line its new words come from (None: none)
-    invented: tuple[str, ...] = ()  # figures it states that neither the question nor any passage holds
     lacks_kind: bool = False  # gives no figure or time where the question asks for one (English)
     restates: bool = False  # adds no word to the question (English)
     unfounded_no: bool = False  # a "No" that no line it draws on, nor any closest to the question, says (English)
     unborne_strong: bool = False  # no sentence borne out though a passage scored high: the lines stand in for it
-    says: str | None = None  # "yes" or "no": how it answers a yes-or-no question
     english: bool = True  # the question is English: the checking model reads only English
     verdict: Asked = field(default_factory=Asked)  # the checker on the lines each claiming sentence comes from
     question_verdict: Asked = field(default_factory=Asked)  # the probe on the lines closest to the question
-    yes_no: Asked = field(default_factory=Asked)  # the checker's own Yes or No over those lines
 
     def evidence(self, policy: GroundingPolicy) -> float:
         """How well the passages seem to answer: their best line's closeness less the words they lack."""
@@ -86,7 +83,6 @@ class Signals:
     def to_json(self) -> dict[str, object]:
         """Everything, the verdicts as read (None where never asked): one row of bench.grounding's store."""
         plain = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in _VERDICTS}
-        plain["invented"] = list(self.invented)
         return {**plain, **{k: getattr(self, k).value for k in _VERDICTS},
                 "seconds": {k: round(getattr(self, k).seconds, 3) for k in _VERDICTS}}
 
@@ -94,11 +90,10 @@ class Signals:
     def from_json(cls, row: dict[str, object]) -> Signals:
         """The Signals `to_json` wrote, its verdicts known."""
         plain = {k: row[k] for k in cls.__dataclass_fields__ if k in row and k not in _VERDICTS}
-        plain["invented"] = tuple(plain.get("invented", ()))  # type: ignore[arg-type]
         return cls(**plain, **{k: Asked.known(row.get(k)) for k in _VERDICTS})  # type: ignore[arg-type]
 
 
-_VERDICTS = ("verdict", "question_verdict", "yes_no")
+_VERDICTS = ("verdict", "question_verdict")
 
 
 @dataclass(frozen=True)
@@ -111,7 +106,7 @@ class GroundingPolicy:
     missing_weight: float = 0.1
     # Under this evidence the reply is withheld unless it is borne out from a line on the question.
     abstain_below: float = 0.53
-    # Under this evidence a weak reply (refusal, citation in the answer's place, off the asked kind, less than
+    # Under this evidence a weak reply (off the asked kind, less than
     # `supported_share` borne out) is withheld; `strict` withholds any reply not wholly borne out under it.
     abstain_unsupported_below: float = 0.67
     # A reply whose answer comes from a line this far from the question or further took it from another subject.
@@ -127,13 +122,11 @@ class GroundingPolicy:
 @dataclass(frozen=True)
 class Decision:
     """What `decide` concluded: the reply withheld (with the reason's key, rag.abstain.why_withheld), or the
-    passages' lines standing in for it (opened by its Yes or No where the checker gives the same), or neither."""
+    passages' lines standing in for it, or neither."""
 
     withheld: bool = False
     reason: str | None = None
     lines_stand: bool = False
-    agreed: bool = False
-    contradicted: bool = False  # the checker's own Yes or No went the other way: the lines stood in
     changed: str | None = None  # what the probe changed: "withheld" or "lines"
 
 
@@ -141,16 +134,14 @@ STANDS = Decision()
 
 
 def weak(s: Signals, p: GroundingPolicy) -> bool:
-    """A reply that finds nothing or answers something else: a refusal, a citation where its answer goes, off
-    the kind of answer asked for, or less than `supported_share` borne out (one that says nothing counts as
-    borne out: for it the evidence alone decides)."""
-    supported = 1.0 if s.silent else s.supported
-    return (s.refusal and not s.silent) or s.unfilled or off_kind(s) or supported < p.supported_share
+    """A reply that finds nothing or answers something else: off the kind of answer asked for, or less than
+    `supported_share` borne out (a refusal, or a reply that claims nothing, is borne out nowhere)."""
+    return off_kind(s) or s.supported < p.supported_share
 
 
 def off_kind(s: Signals) -> bool:
     """The reply answers something else than the question asks (English only)."""
-    return not s.silent and (s.lacks_kind or s.restates or s.unfounded_no)
+    return s.lacks_kind or s.restates or s.unfounded_no
 
 
 def _on_question(s: Signals, p: GroundingPolicy) -> bool:
@@ -159,7 +150,6 @@ def _on_question(s: Signals, p: GroundingPolicy) -> bool:
 
 # The rule, in order: the first row that holds withholds the reply, with its reason.
 WITHHOLD: tuple[tuple[str, Callable[[Signals, GroundingPolicy], bool]], ...] = (
-    ("invented", lambda s, p: bool(s.invented)),
     ("off_line", lambda s, p: s.answer_line is not None and s.answer_line < p.off_question_below),
     ("weak", lambda s, p: weak(s, p) and s.evidence(p) < p.abstain_unsupported_below),
     ("evidence", lambda s, p: s.evidence(p) < p.abstain_below and not _on_question(s, p)),
@@ -175,11 +165,10 @@ def decide(s: Signals, p: GroundingPolicy, mode: str = "balanced") -> Decision:
     """The decision on one reply, its reason, and what the checking model changed. In order: the rule
     (`WITHHOLD`); a reply it lets stand is withheld when the checker denies its lines ("denied"), and one it
     withholds for thin evidence alone stands when the checker is sure of them; the probe on the question's
-    lines withholds ("unanswered") or lets those lines stand in; a yes-or-no reply the checker surely answers
-    the other way gives way to the lines; `strict` withholds what is not wholly borne out. `off` withholds
+    lines withholds ("unanswered") or lets those lines stand in; `strict` withholds what is not wholly borne out. `off` withholds
     nothing: what would have been is still reported, for the caller to ignore."""
     c = p.check
-    checkable = s.english and not (s.refusal or s.silent or s.unborne_strong)
+    checkable = s.english and not (s.stands_in or s.unborne_strong)
     reason = rule(s, p)
     if reason is None and checkable and c.checks(s.evidence(p)) and c.denies(s.verdict()):
         reason = "denied"
@@ -188,8 +177,7 @@ def decide(s: Signals, p: GroundingPolicy, mode: str = "balanced") -> Decision:
     d = Decision(reason is not None, reason)
     if s.english and c.asks_question():
         d = _probe(d, c, s.question_verdict())
-    d = _yes_or_no(d, s, c)
-    if not d.withheld and mode == "strict" and not (s.refusal or s.silent) and s.claims and (
+    if not d.withheld and mode == "strict" and not s.stands_in and s.claims and (
             s.supported < 1.0 or s.evidence(p) < p.abstain_unsupported_below):
         d = replace(d, withheld=True, reason="strict")
     return d
@@ -205,50 +193,32 @@ def _probe(d: Decision, c: CheckBounds, verdict: float | None) -> Decision:
     return d
 
 
-def _yes_or_no(d: Decision, s: Signals, c: CheckBounds) -> Decision:
-    """A reply's Yes or No that the checker's own surely contradicts gives way to the lines; where the lines stand
-    in anyway, the same Yes or No, when the checker surely gives it too, opens them."""
-    if d.withheld or s.refusal or s.silent or s.unborne_strong or s.says is None or not s.english:
-        return d
-    if not c.reads_yes_no():
-        return d
-    own = s.yes_no()
-    if not d.lines_stand and c.contradicts(s.says, own):
-        return replace(d, lines_stand=True, contradicted=True)
-    if d.lines_stand and not s.invented and c.agrees(s.says, own):
-        return replace(d, agreed=True)
-    return d
-
-
 def measure(*, question: str, reply: str, closeness: float, missing: float, supported: float, claims: int,
-            silent: bool, refusal: bool, unfilled: bool, answer_line: float | None, texts: Sequence[str],
-            yes_no_lines: Sequence[str], unborne_strong: bool, english: bool, restated: bool) -> Signals:
-    """The Signals of one reply from what the aligner found: `texts` are the question and the passages (headings
-    with them) a figure may come from; `yes_no_lines` the lines a "No" may rest on; the checking model's verdicts
-    are set by the caller (`with_verdicts`)."""
+            stands_in: bool, silent: bool, answer_line: float | None, yes_no_lines: Sequence[str],
+            unborne_strong: bool, english: bool, restated: bool) -> Signals:
+    """The Signals of one reply from what the aligner found: `yes_no_lines` are the lines a "No" may rest on; the
+    checking model's verdicts are set by the caller (`with_verdicts`)."""
     return Signals(
-        closeness=closeness, missing=missing, supported=supported, claims=claims, silent=silent,
-        refusal=refusal, unfilled=unfilled, answer_line=answer_line,
-        invented=tuple(invented_figures(reply, texts)),
+        closeness=closeness, missing=missing, supported=supported, claims=claims, stands_in=stands_in,
+        answer_line=answer_line,
         lacks_kind=english and not silent and lacks_asked_kind(question, reply),
         restates=english and not silent and restated,
         unfounded_no=english and not silent and unfounded_no(question, reply, yes_no_lines),
-        unborne_strong=unborne_strong, says=reply_says(question, reply), english=english)
+        unborne_strong=unborne_strong, english=english)
 
 
 def with_verdicts(s: Signals, *, verdict: Callable[[], float | None] | None,
-                  question_verdict: Callable[[], float | None] | None,
-                  yes_no: Callable[[], float | None] | None) -> Signals:
+                  question_verdict: Callable[[], float | None] | None) -> Signals:
     """`s` with the checking model's verdicts to be read when a rule asks (None: that one cannot be read)."""
-    return replace(s, verdict=Asked(verdict), question_verdict=Asked(question_verdict), yes_no=Asked(yes_no))
+    return replace(s, verdict=Asked(verdict), question_verdict=Asked(question_verdict))
 
 
 def without(s: Signals, name: str) -> Signals:
     """`s` as if signal `name` were never measured (bench.grounding's ablation): its neutral value."""
     neutral: dict[str, object] = {
-        "closeness": 1.0, "missing": 0.0, "supported": 1.0, "silent": False, "refusal": False, "unfilled": False,
-        "answer_line": None, "invented": (), "lacks_kind": False, "restates": False, "unfounded_no": False,
-        "verdict": Asked.known(None), "question_verdict": Asked.known(None), "yes_no": Asked.known(None),
+        "closeness": 1.0, "missing": 0.0, "supported": 1.0,
+        "answer_line": None, "lacks_kind": False, "restates": False, "unfounded_no": False,
+        "verdict": Asked.known(None), "question_verdict": Asked.known(None),
     }
     if name not in neutral:
         raise ValueError(f"no signal named {name!r}; have: {', '.join(neutral)}")

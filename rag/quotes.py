@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rag.abstain import (
-    REFUSAL, WORD_PREFIX, YES_NO_VERBS, abstain_text, calibrated, missing_share, missing_words, reply_says,
+    REFUSAL, WORD_PREFIX, YES_NO_VERBS, abstain_text, calibrated, missing_share, missing_words,
     says_nothing, why_withheld,
 )
 from rag.confirm import DEFAULT_BOUNDS, QUESTION_LINES
@@ -198,7 +198,6 @@ class _Aligned:
     picks: list[tuple[str, int | None]]  # every sentence, and the unit that bears it out
     said: list[tuple[str, np.ndarray]]  # the sentences that claim something, with their vectors
     chosen: dict[int, float]  # the units that bear a sentence out, and their best score
-    emptied: set[str]  # sentences whose answer is a citation alone ("… is [1].")
 
     def question_scores(self) -> np.ndarray:
         """How well each unit answers the question itself (`_question_scores`)."""
@@ -288,7 +287,7 @@ def _aligned(answer: str, question: str, hits: Sequence[Hit], *, embedder: Embed
             picks.append((text, None))
     readable = reads(embedder, question, RetrievalOptions.unread_tokens_per_word)
     return _Aligned(question, clean, sentences, units, unit_vecs, q_vec, language, readable, unit_terms, picks,
-                    said, chosen, emptied)
+                    said, chosen)
 
 
 def _best_unit(vec: np.ndarray, text: str, unit_vecs: np.ndarray, unit_terms: Sequence[set[str]],
@@ -325,10 +324,8 @@ def _signals(a: _Aligned, hits: Sequence[Hit], rarity: Mapping[str, float], chec
         question=a.question, reply=a.clean, closeness=float(np.max(closeness)),
         missing=missing_share(rarity, hits, a.question),
         supported=sum(j is not None for _, j in a.picks) / len(a.said) if a.said else 0.0, claims=len(a.said),
-        silent=silent, refusal=REFUSAL.match(a.clean) is not None,
-        unfilled=not a.said and any(t.strip() in a.emptied for t in a.sentences),
+        stands_in=silent or REFUSAL.match(a.clean) is not None, silent=silent,
         answer_line=max((float(closeness[j]) for j in lines_used), default=None),
-        texts=[a.question] + [f"{h.heading or ''} {h.text}" for h in hits],
         yes_no_lines=[a.units[j].text for j in {*lines_used, *map(int, near)}], unborne_strong=unborne_strong,
         english=english, restated=restates([t for t, _ in a.said], a.question))
     if check is None or not english:
@@ -337,8 +334,7 @@ def _signals(a: _Aligned, hits: Sequence[Hit], rarity: Mapping[str, float], chec
     pairs = [(t, " ".join(a.units[int(np.argmax(a.unit_vecs @ vec))].text.split())) for t, vec in a.said]
     return with_verdicts(
         signals, verdict=lambda: check(a.question, pairs),
-        question_verdict=(lambda: check.lines_answer(a.question, lines)) if hasattr(check, "lines_answer") else None,
-        yes_no=(lambda: check.yes_or_no(a.question, lines)) if hasattr(check, "yes_or_no") else None)
+        question_verdict=(lambda: check.lines_answer(a.question, lines)) if hasattr(check, "lines_answer") else None)
 
 
 def _closest_lines(a: _Aligned, hits: Sequence[Hit]) -> list[str]:
@@ -357,8 +353,8 @@ def _not_found(a: _Aligned, hits: Sequence[Hit], decision: Decision, signals: Si
                rarity: Mapping[str, float] | None, *, max_quotes: int, in_context: int) -> Support:
     """The documents do not seem to answer: say so, why, and quote the lines closest to the question."""
     s = signals
-    why = why_withheld(decision.reason or "evidence", figures=s.invented if s else (),
-                       refusal=bool(s and (s.refusal or s.unfilled)), off_kind=bool(s and off_kind(s)),
+    why = why_withheld(decision.reason or "evidence", refusal=REFUSAL.match(a.clean) is not None,
+                       off_kind=bool(s and off_kind(s)),
                        missing=missing_words(rarity, hits, a.question) if rarity is not None and a.readable else ())
     return Support(abstain_text(a.language), [], _closest_quotes(a, hits, max_quotes=max_quotes, in_context=in_context),
                    abstained=True, why=why, signals=signals, decision=decision)
@@ -366,12 +362,9 @@ def _not_found(a: _Aligned, hits: Sequence[Hit], decision: Decision, signals: Si
 
 def _lines_instead(a: _Aligned, hits: Sequence[Hit], decision: Decision, signals: Signals | None, *,
                    max_quotes: int, in_context: int) -> Support:
-    """The lines closest to the question stand in for the reply, opened by its Yes or No where the checking model
-    gives the same (`Decision.agreed`)."""
+    """The lines closest to the question stand in for the reply."""
     quotes = _closest_quotes(a, hits, max_quotes=max_quotes, in_context=in_context)
-    says = reply_says(a.question, a.clean) if decision.agreed else None
-    opening = f"{says.capitalize()}. " if says else ""
-    text = opening + FALLBACK_PREFIX + " ".join(_cite(q.text, q.passage) for q in quotes)
+    text = FALLBACK_PREFIX + " ".join(_cite(q.text, q.passage) for q in quotes)
     return Support(text, [SentenceSupport(q.text, i, q.passage) for i, q in enumerate(quotes)], quotes, True,
                    signals=signals, decision=decision)
 

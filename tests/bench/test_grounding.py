@@ -11,8 +11,7 @@ import pytest
 from bench import grounding
 from rag.grounding import GroundingPolicy, Signals
 
-GOOD = Signals(closeness=0.80, missing=0.0, supported=1.0, claims=1, silent=False, refusal=False, unfilled=False,
-               answer_line=0.60)
+GOOD = Signals(closeness=0.80, missing=0.0, supported=1.0, claims=1, stands_in=False, answer_line=0.60)
 
 
 def _row(answerable: bool, holds: bool, **signals: object) -> dict:
@@ -26,9 +25,9 @@ def _row(answerable: bool, holds: bool, **signals: object) -> dict:
 def details(tmp_path: Path) -> Path:
     rows = [
         _row(True, True),  # answered right
-        _row(True, False, invented=("30",)),  # a wrong figure: withholding it is right too
+        _row(True, False, answer_line=0.05),  # a wrong answer, from a line off the question: withholding it is right
         _row(True, True, closeness=0.50, answer_line=0.40),  # right, but withheld for thin evidence
-        _row(False, False, invented=("12",)),  # made up: withheld by `invented` alone
+        _row(False, False, answer_line=0.05),  # withheld by `answer_line` alone
         _row(False, False, closeness=0.40, answer_line=None),  # thin evidence
         _row(False, False),  # answered: nothing catches it
         {"answerable": False, "reply": "", "withheld": True},  # no passage: not weighed, kept as shown
@@ -44,12 +43,13 @@ def test_the_ablation_counts_what_each_signal_changes(details: Path) -> None:
     assert summary["baseline"] == {"answerable": 3, "withheld": 2, "right": 1, "right_withheld": 1,
                                    "unanswerable": 4, "answered": 1, "lines": 0}
     by = {r["signal"]: r for r in summary["signals"]}
-    assert by["invented"]["answered_without_it"] == 1 and by["invented"]["gain"] == 2  # and the wrong figure
+    assert by["answer_line"]["answered_without_it"] == 1 and by["answer_line"]["gain"] == 2  # and the wrong one
     # Without closeness the thin-evidence rule never fires: one right reply more, one unanswerable answered more.
     assert by["closeness"]["withheld_by_it"] == 1 and by["closeness"]["answered_without_it"] == 1
     assert by["closeness"]["gain"] == 0 and by["closeness"]["right_lost_without_it"] == -1
     assert by["restates"]["gain"] == 0 and by["verdict"]["seconds"] == 2.0
-    assert "| invented (a figure no passage holds) | 1 | 2 | 1 | +2 |" in grounding.format_table(summary)
+    assert ("| answer_line (the similarity of the line the answer comes from) | 1 | 2 | 1 | +2 |"
+            in grounding.format_table(summary))
 
 
 def test_fit_finds_bounds_that_make_fewer_errors(details: Path) -> None:

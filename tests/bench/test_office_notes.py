@@ -108,7 +108,7 @@ def test_the_hidden_checks_bars_scale_from_five_questions_to_ten(withheld, right
 
 
 def test_every_right_yes_or_no_is_of_an_answerable_yes_no_question_and_its_line_is_in_the_notes():
-    from rag.abstain import asks_yes_no
+    from bench.office_notes import asks_yes_no
 
     offices = {o.name: o for o in office_notes.load()}
     data = json.loads(office_notes.YES_NO.read_text(encoding="utf-8"))["answers"]
@@ -126,26 +126,14 @@ def test_every_right_yes_or_no_is_of_an_answerable_yes_no_question_and_its_line_
 
 
 def test_the_table_counts_yes_or_no_replies_and_a_subset_reads_no_bars():
-    yes_no = {"yes_no": 5, "yes_no_reply_wrong": 2, "yes_no_shown_wrong": 1, "yes_no_shown_right": 3,
-              "contradicted_answerable": 1, "contradicted_unanswerable": 0, "agreed_answerable": 2,
-              "agreed_unanswerable": 1}
+    yes_no = {"yes_no": 5, "yes_no_reply_wrong": 2, "yes_no_shown_wrong": 1, "yes_no_shown_right": 3}
     o = {"answerable": 5, "withheld": 0, "right": 4, "right_shown": 5, "unanswerable": 0, "answered": 0,
          "checked_out_answerable": 0, "checked_out_right": 0, "checked_out_unanswerable": 0, **yes_no}
     summary = {"machine": {"cpus": 2, "load_average": 0.5}, "offices": {"a": o},
-               "total": office_notes.total({"a": o}), "subset": True, "contradicted_from": 0.0, "agreed_from": None}
+               "total": office_notes.total({"a": o}), "subset": True}
     text = office_notes.format_table(summary)
-    assert ("yes-or-no answerable questions: 5; the reply opens with the wrong word 2, as shown 1 (the right one 3); "
-            "lines stood in for a contradicted Yes or No 1 / 0, the reply's word opened the lines where it agreed "
-            "2 / 1 (answerable / unanswerable; bounds 0.0, None)") in text
+    assert "yes-or-no answerable questions: 5; the reply opens with the wrong word 2, as shown 1 (the right one 3)" in text
     assert text.splitlines()[1].split()[-1] == "-" and "the bars are not read" in text  # no s/question kept
-
-
-@pytest.mark.parametrize("option", ["--contradicted-from", "--agreed-from"])
-@pytest.mark.parametrize("value", ["-1", "nan"])
-def test_a_negative_yes_or_no_bound_is_a_usage_error(capsys, option, value):
-    with pytest.raises(SystemExit) as exc:
-        office_notes.main(["--offices", "first", option, value])
-    assert exc.value.code == 2 and f"{option} must be a number, 0 or more" in capsys.readouterr().err
 
 
 def test_under_the_floor_asks_only_the_questions_no_passage_clears_the_search_s_floor_for(tmp_path):
@@ -166,3 +154,20 @@ def test_under_the_floor_asks_only_the_questions_no_passage_clears_the_search_s_
     rows = [json.loads(line) for line in details.getvalue().splitlines()]
     assert [r["question"] for r in rows] == under
     assert counts["answerable"] + counts["unanswerable"] == len(under)
+
+
+@pytest.mark.parametrize(("question", "reply", "says"), [
+    ("Can I take the van home?", "Yes, you may.", "yes"),
+    ("I'm 23 and passed my test five years ago. Can I take one of the vans out?", "No, drivers must be over 25.",
+     "no"),
+    ("A client sent me wine. May I keep it?", "Unfortunately, no. Gifts go to the office.", "no"),
+    ("Is there parking?", "**Yes** - bays V1 to V3.", "yes"),
+    # Neither: a reply that opens otherwise, "No one …", a question not answered by yes or no.
+    ("Can I take the van home?", "The vans stay in the yard.", None),
+    ("Is anyone on call tonight?", "No one is on call.", None),
+    ("Who approves trips? Is it Ana?", "Yes, Ana.", "yes"),
+    ("Is it Ana? Who approves trips?", "Yes, Ana.", None),
+    ("If I lose a radio, will it come out of my salary?", "No.", None),
+])
+def test_what_a_reply_to_a_yes_no_question_opens_with(question, reply, says):
+    assert office_notes.reply_says(question, reply) == says

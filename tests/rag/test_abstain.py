@@ -22,11 +22,11 @@ POLICY = GroundingPolicy()
 
 
 def _abstains(evidence: float, *, supported: float, refusal: bool, answer_line: float | None = None,
-              invented: bool = False, off_kind: bool = False) -> bool:
+              off_kind: bool = False) -> bool:
     """Whether the policy's rule withholds a reply with these signals (no checking model)."""
-    signals = Signals(closeness=evidence, missing=0.0, supported=supported, claims=1, silent=False, refusal=refusal,
-                      unfilled=False, answer_line=answer_line, invented=("1994",) if invented else (),
-                      lacks_kind=off_kind)
+    # A refusal is borne out nowhere, and the passages' lines stand in for it.
+    signals = Signals(closeness=evidence, missing=0.0, supported=0.0 if refusal else supported, claims=1,
+                      stands_in=refusal, answer_line=answer_line, lacks_kind=off_kind)
     return rule(signals, POLICY) is not None
 
 NOTES = {
@@ -153,30 +153,6 @@ def test_a_reply_whose_answer_comes_from_a_line_about_something_else_is_not_foun
     assert not kept.abstained and kept.sentences[0].citation == 1
 
 
-def test_a_figure_no_passage_holds_is_made_up():
-    passages = ["Debian France was created in 2006 and collects donations.", "dpkg 1.2.18 keeps a log."]
-    assert abstain.invented_figures("The association was founded in 1994.", passages) == ["1994"]
-    assert abstain.invented_figures("It was created in 2006.", passages) == []
-    assert abstain.invented_figures("The log came with dpkg 1.2.18, in 1,994 lines.", passages) == ["1994"]
-    # Item numbers of a list (a last one cut off included) and labels in brackets state no figure.
-    assert abstain.invented_figures("1. Install it.\n2. Log in (guide.pdf, page 53) [4].\n6", passages) == []
-    # A figure the question holds is the question's, not the model's.
-    assert abstain.invented_figures("Yes, 4 members.", ["How many of the 4 members voted?"]) == []
-    # A made-up figure gives way to not found whatever the evidence and the support.
-    assert _abstains(0.90, supported=1.0, refusal=False, answer_line=0.80, invented=True)
-
-
-def test_a_reply_with_a_figure_the_notes_do_not_hold_is_not_found(hearth):
-    q = "How many days of annual leave does an employee get?"
-
-    def reply(text: str) -> Support:
-        return align(text, q, hearth.search(q), embedder=hearth.embedder, rarity=hearth.store.rarity(q))
-
-    assert not reply("Every employee gets 28 days of paid annual leave a year.").abstained
-    made_up = reply("Every employee gets 30 days of paid annual leave a year.")
-    assert made_up.abstained and "28 days" in " ".join(x.text for x in made_up.quotes)
-
-
 def test_an_abstaining_support_survives_json(hearth):
     q = "What is the door code of the server room?"
     s = align("It is 1200.", q, hearth.search(q), embedder=hearth.embedder, rarity=hearth.store.rarity(q))
@@ -192,17 +168,17 @@ def test_a_reply_of_labels_alone_says_nothing_either_way():
     assert not abstain.says_nothing("(see the travel policy)", names)  # a parenthesis that is no label
 
 
-def test_a_reply_of_labels_alone_is_judged_by_the_evidence_only(hearth):
-    # The notes say where visitors sign in, with middling evidence (0.56): a reply that only echoes a label
-    # is no sign they do not, so the passages' lines stand in for it (fallback) instead of "not found".
+def test_a_reply_of_labels_alone_is_borne_out_nowhere(hearth):
+    # The notes say where visitors sign in, with middling evidence (0.56). A reply that only echoes a label claims
+    # nothing: it is weighed like any reply the passages bear out nowhere, and withheld on such evidence (a rule of
+    # its own that let the lines stand in changed no held-out outcome, bench.grounding, and went); the closest
+    # lines are quoted.
     q = "Where do visitors sign in?"
     s = align("[1] (server-room.md, Server room)", q, hearth.search(q), embedder=hearth.embedder,
               rarity=hearth.store.rarity(q))
-    assert not s.abstained and s.fallback and "reception" in s.text
-    # A reply the aligner cannot bear out, with the same evidence, is still withheld.
+    assert s.abstained and s.signals.stands_in and any("reception" in quote.text for quote in s.quotes)
     assert align("Visitors sign in at the front gate kiosk.", q, hearth.search(q), embedder=hearth.embedder,
                  rarity=hearth.store.rarity(q)).abstained
-
 
 
 def test_a_reply_that_cites_where_its_answer_goes_is_weak(hearth):
@@ -309,23 +285,6 @@ def test_a_no_to_a_yes_no_question_needs_a_line_that_says_no(question, reply, li
     assert abstain.unfounded_no(question, reply, lines) is unfounded
 
 
-@pytest.mark.parametrize(("question", "reply", "says"), [
-    ("Can I take the van home?", "Yes, you may.", "yes"),
-    ("I'm 23 and passed my test five years ago. Can I take one of the vans out?", "No, drivers must be over 25.",
-     "no"),
-    ("A client sent me wine. May I keep it?", "Unfortunately, no. Gifts go to the office.", "no"),
-    ("Is there parking?", "**Yes** - bays V1 to V3.", "yes"),
-    # Neither: a reply that opens otherwise, "No one …", a question not answered by yes or no.
-    ("Can I take the van home?", "The vans stay in the yard.", None),
-    ("Is anyone on call tonight?", "No one is on call.", None),
-    ("Who approves trips? Is it Ana?", "Yes, Ana.", "yes"),
-    ("Is it Ana? Who approves trips?", "Yes, Ana.", None),
-    ("If I lose a radio, will it come out of my salary?", "No.", None),
-])
-def test_what_a_reply_to_a_yes_no_question_opens_with(question, reply, says):
-    assert abstain.reply_says(question, reply) == says
-
-
 def test_a_no_the_notes_do_not_say_is_not_found_and_one_they_say_stands(hearth):
     # The printer note says nothing of a fee: the model's "No" comes from the line on who orders toner, which the
     # aligner bears out on middling evidence (0.59), where a reply it bears out would stand.
@@ -346,7 +305,6 @@ def test_a_no_the_notes_do_not_say_is_not_found_and_one_they_say_stands(hearth):
 
 
 def test_why_is_one_sentence_a_user_reads():
-    assert abstain.why_withheld("invented", figures=["1200"]) == "The reply's figure 1200 is in no passage."
     assert abstain.why_withheld("evidence", missing=["door", "code"]) == "No passage mentions “door” or “code”."
     assert abstain.why_withheld("evidence", missing=["a", "b", "c", "d"]) == "No passage mentions “a”, “b” or “c”."
     assert abstain.why_withheld("evidence") == "No passage comes close to what the question asks."
@@ -366,7 +324,7 @@ def test_not_found_modes_off_strict_and_why(hearth):
     question, invented = "What is the door code of the server room?", "The door code of the server room is 1200."
     hearth._chat_model = ScriptedModel(invented)
     balanced = hearth.ask(question).to_json()
-    assert balanced["abstained"] is True and balanced["why"] == "The reply's figure 1200 is in no passage."
+    assert balanced["abstained"] is True and balanced["why"] == "No passage mentions “door” or “code”."
     hearth._chat_model = ScriptedModel(invented)
     off = hearth.ask(question, not_found="off").to_json()
     assert off["abstained"] is False and off["why"] is None and "1200" in off["answer"]

@@ -28,7 +28,7 @@ def _read(s, name):
 
 
 def _did(s, name):
-    """Whether the policy's decision for Support `s` holds `name` (contradicted, agreed)."""
+    """Whether the policy's decision for Support `s` holds `name` (withheld, lines_stand)."""
     return bool(s.decision is not None and getattr(s.decision, name))
 
 
@@ -231,10 +231,8 @@ def test_a_reply_withheld_for_thin_evidence_stands_when_a_sure_check_says_its_li
     assert _align(hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"))).abstained  # a check that only denies
     kept = _align(hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=sure))
     assert not kept.abstained and _read(kept, "verdict") == pytest.approx(1.9) and kept.sentences[0].citation == 1
-    # Not when the check is unsure of it, nor for a reply that makes up a figure, whatever the check says.
+    # Not when the check is unsure of it.
     assert _align(hearth, q, reply, AnswerCheck(Judge("nowhere"), bounds=sure)).abstained
-    made_up = "Trips abroad must be approved by Casimir Oldenwrath on extension 4471 [1]."
-    assert _align(hearth, q, made_up, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=sure)).abstained
     # A reply the rule lets stand gives way under the bound that denies, here a higher one than the default's.
     unsure = AnswerCheck(Judge("nowhere"), bounds=confirm.CheckBounds(denied_below=2.0, kept_from=3.0))
     assert _align(hearth, "How much does a monthly parking permit cost?", "It costs 48 EUR [2].", unsure).abstained
@@ -364,70 +362,6 @@ def test_the_lines_stand_in_for_a_withheld_reply_when_the_model_says_they_answer
     assert judge.read == [] and not confirm.DEFAULT_BOUNDS.asks_question()
     # A model without a probe of its own (the fake's name is "scripted") is not asked either.
     assert _read(_align(hearth, q, refusal, AnswerCheck(judge, bounds=asks)), "question_verdict") is None
-
-
-def test_the_lines_stand_in_for_a_yes_or_no_the_model_answers_the_other_way(hearth):
-    q = "Can visitors park in bays V1 to V3?"
-    yes = "Yes, visitors may use bays V1 to V3 [1]."
-    contradicts = confirm.CheckBounds(denied_below=-5.0, contradicted_from=1.0)
-    # The larger model, over the lines closest to the question, says "No" (-1.9): the reply's "Yes" gives way.
-    judge = Judge("nowhere")
-    s = _align(hearth, q, yes, AnswerCheck(judge, bounds=contradicts))
-    assert not s.abstained and s.fallback and _did(s, "contradicted") and _read(s, "yes_no") == pytest.approx(-1.9)
-    assert s.text.startswith("The documents say: ") and "bays V1 to V3" in s.text
-    asked = next(t for t in judge.read if "Yes or No? Answer Yes or No." in t)
-    assert asked.startswith("Lines:\n1. ") and asked.endswith(
-        f"Question: {q}\nAccording to the lines, is the answer Yes or No? Answer Yes or No.")
-    assert "Visitors may use bays V1 to V3" in asked and "# Parking" not in asked
-    # It says "Yes" (1.9): the reply stands; and a "No" it answers the other way gives way too.
-    kept = _align(hearth, q, yes, AnswerCheck(Judge("V1 to V3"), bounds=contradicts))
-    assert not kept.fallback and not _did(kept, "contradicted") and _read(kept, "yes_no") == pytest.approx(1.9)
-    assert kept.text.startswith("Yes, visitors may use bays V1 to V3")
-    no = "No, visitors must request bays V1 to V3 at reception [1]."
-    assert _did(_align(hearth, q, no, AnswerCheck(Judge("V1 to V3"), bounds=contradicts)), "contradicted")
-    # Not surely enough the other way (a bound above 1.9), no bound, or a reply opening with neither: not read,
-    # or nothing changes.
-    loose = dataclasses.replace(contradicts, contradicted_from=2.5)
-    s = _align(hearth, q, yes, AnswerCheck(Judge("nowhere"), bounds=loose))
-    assert not s.fallback and not _did(s, "contradicted") and _read(s, "yes_no") == pytest.approx(-1.9)
-    judge = Judge("nowhere")
-    s = _align(hearth, q, yes, AnswerCheck(judge, bounds=confirm.CheckBounds(denied_below=-5.0)))
-    assert _read(s, "yes_no") is None and not _did(s, "contradicted") and not any("According to" in t for t in judge.read)
-    s = _align(hearth, q, "Visitors may use bays V1 to V3 [1].", AnswerCheck(judge, bounds=contradicts))
-    assert _read(s, "yes_no") is None and not any("According to" in t for t in judge.read)
-    assert not confirm.DEFAULT_BOUNDS.contradicts("yes", -9.0)
-    assert contradicts.contradicts("no", 1.0) and not contradicts.contradicts("no", 0.99)
-    assert contradicts.contradicts("yes", -1.0) and not contradicts.contradicts("yes", 5.0)
-    assert not contradicts.contradicts(None, -5.0) and not contradicts.contradicts("yes", None)
-
-
-def test_the_lines_that_stand_in_open_with_the_reply_s_yes_or_no_when_the_model_gives_it_too(hearth):
-    q = "Do trips abroad need anyone's approval?"
-    reply = "Yes, trips abroad must be approved by Casimir Oldenwrath [1]."
-    # Every check of the reply's lines denies it (under 5.0), so the rule withholds it; the probe reads the lines as
-    # answering (1.9), so they stand in for it...
-    asks = confirm.CheckBounds(denied_below=5.0, unanswered_below=-1.0, answered_from=1.0, contradicted_from=1.0)
-    s = _align(hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=asks, probe=PROBE))
-    assert s.fallback and _changed(s) == "lines" and not _did(s, "agreed") and _read(s, "yes_no") == pytest.approx(1.9)
-    lines = s.text
-    assert lines.startswith("The documents say: ") and "Casimir Oldenwrath" in lines
-    # ...and where the model's own answer is the reply's "Yes", surely enough, that word opens them (the rest of
-    # the reply stays the model's guess).
-    agrees = dataclasses.replace(asks, agreed_from=1.5)
-    s = _align(hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=agrees, probe=PROBE))
-    assert s.fallback and not s.abstained and _did(s, "agreed") and s.text == "Yes. " + lines
-    assert [q.text for q in s.quotes] and s.sentences == _align(
-        hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=asks, probe=PROBE)).sentences
-    # Not surely enough, or a reply that makes a figure up: the lines alone.
-    sure = dataclasses.replace(asks, agreed_from=2.5)
-    s = _align(hearth, q, reply, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=sure, probe=PROBE))
-    assert s.text == lines and not _did(s, "agreed")
-    made_up = "Yes, trips abroad must be approved by Casimir Oldenwrath within 14 days [1]."
-    s = _align(hearth, q, made_up, AnswerCheck(Judge("Casimir Oldenwrath"), bounds=agrees, probe=PROBE))
-    assert s.text == lines and not _did(s, "agreed")
-    assert agrees.agrees("yes", 1.5) and agrees.agrees("no", -1.5) and not agrees.agrees("no", 1.5)
-    assert not agrees.agrees(None, 3.0) and not agrees.agrees("yes", None) and not asks.agrees("yes", 9.0)
-    assert asks.reads_yes_no() and not confirm.DEFAULT_BOUNDS.reads_yes_no()
 
 
 def test_the_question_s_lines_are_read_at_most_four_and_a_model_that_cannot_tell_changes_nothing():

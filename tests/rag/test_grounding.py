@@ -8,40 +8,37 @@ from dataclasses import replace
 import pytest
 
 from rag.confirm import CheckBounds
-from rag.grounding import STANDS, Asked, Decision, GroundingPolicy, Signals, decide, without
+from rag.grounding import STANDS, Asked, GroundingPolicy, Signals, decide, without
 
 POLICY = GroundingPolicy()
 # The larger checker's way of reading its verdicts, as rag.confirm.BOUNDS ships it.
 LARGER = GroundingPolicy(check=CheckBounds(denied_below=1.0, kept_from=1.25, checked_below=0.75,
-                                           unanswered_below=-0.25, answered_from=0.25, contradicted_from=0.5,
-                                           agreed_from=1.0))
+                                           unanswered_below=-0.25, answered_from=0.25))
 # A reply borne out from a line on the question, on good evidence: the rule lets it stand.
-GOOD = Signals(closeness=0.80, missing=0.0, supported=1.0, claims=1, silent=False, refusal=False, unfilled=False,
-               answer_line=0.60)
+GOOD = Signals(closeness=0.80, missing=0.0, supported=1.0, claims=1, stands_in=False, answer_line=0.60)
 
 
 def signals(**changes: object) -> Signals:
     return replace(GOOD, **changes)
 
 
-def verdicts(verdict: float | None = None, question: float | None = None, yes_no: float | None = None) -> dict:
-    return {"verdict": Asked.known(verdict), "question_verdict": Asked.known(question), "yes_no": Asked.known(yes_no)}
+def verdicts(verdict: float | None = None, question: float | None = None) -> dict:
+    return {"verdict": Asked.known(verdict), "question_verdict": Asked.known(question)}
 
 
 # signals, policy, mode -> withheld, reason, lines stand
 TABLE = [
     (signals(), POLICY, "balanced", False, None, False),
-    (signals(invented=("1994",)), POLICY, "balanced", True, "invented", False),
     (signals(answer_line=0.05), POLICY, "balanced", True, "off_line", False),
     (signals(closeness=0.50, answer_line=None), POLICY, "balanced", True, "evidence", False),
     (signals(closeness=0.50), POLICY, "balanced", False, None, False),  # thin, but borne out from a line on it
     (signals(closeness=0.50, answer_line=0.45), POLICY, "balanced", True, "evidence", False),
-    (signals(closeness=0.60, refusal=True), POLICY, "balanced", True, "weak", False),
+    (signals(closeness=0.60, supported=0.0, stands_in=True), POLICY, "balanced", True, "weak", False),  # a refusal
     (signals(closeness=0.60, supported=0.0), POLICY, "balanced", True, "weak", False),
     (signals(closeness=0.60, lacks_kind=True), POLICY, "balanced", True, "weak", False),
     (signals(closeness=0.60, unfounded_no=True), POLICY, "balanced", True, "weak", False),
     (signals(closeness=0.70, supported=0.0), POLICY, "balanced", False, None, False),  # strong evidence
-    (signals(closeness=0.60, silent=True, supported=0.0), POLICY, "balanced", False, None, False),  # says nothing
+    (signals(closeness=0.60, claims=0, supported=0.0, stands_in=True), POLICY, "balanced", True, "weak", False),
     (signals(closeness=0.80, missing=1.0), POLICY, "balanced", False, None, False),  # 0.80 - 0.1 = 0.70
     (signals(closeness=0.60, missing=1.0, answer_line=None), POLICY, "balanced", True, "evidence", False),
     # The checker: denies a reply the rule lets stand; keeps one withheld for thin evidence alone.
@@ -51,21 +48,18 @@ TABLE = [
     (signals(closeness=0.80, **verdicts(verdict=0.5)), LARGER, "balanced", False, None, False),  # not checked
     (signals(closeness=0.50, answer_line=None, **verdicts(verdict=1.5)), LARGER, "balanced", False, None, False),
     (signals(closeness=0.50, answer_line=None, **verdicts(verdict=1.0)), LARGER, "balanced", True, "evidence", False),
-    (signals(closeness=0.50, answer_line=None, refusal=True, **verdicts(verdict=9.0)), LARGER, "balanced", True,
-     "weak", False),  # a refusal is never checked
+    (signals(closeness=0.50, answer_line=None, supported=0.0, stands_in=True, **verdicts(verdict=9.0)), LARGER,
+     "balanced", True, "weak", False),  # a refusal is never checked
     # The probe on the question's lines: withholds what the rule let stand, lets the lines stand in otherwise.
     (signals(**verdicts(question=-1.0)), LARGER, "balanced", True, "unanswered", False),
     (signals(closeness=0.50, answer_line=None, **verdicts(question=1.0)), LARGER, "balanced", False, None, True),
     (signals(**verdicts(question=-1.0)), POLICY, "balanced", False, None, False),  # the default checker reads none
     (signals(english=False, **verdicts(verdict=-9.0, question=-9.0)), LARGER, "balanced", False, None, False),
-    # The checker's own Yes or No, surely the other way: the lines stand in.
-    (signals(says="yes", **verdicts(verdict=2.0, yes_no=-1.0)), LARGER, "balanced", False, None, True),
-    (signals(says="yes", **verdicts(verdict=2.0, yes_no=1.0)), LARGER, "balanced", False, None, False),
     # Strict withholds what is not wholly borne out, or on middling evidence; off is the caller's to ignore.
     (signals(supported=0.5, closeness=0.75), POLICY, "strict", True, "strict", False),
     (signals(closeness=0.66), POLICY, "strict", True, "strict", False),
     (signals(), POLICY, "strict", False, None, False),
-    (signals(closeness=0.70, refusal=True), POLICY, "strict", False, None, False),
+    (signals(closeness=0.70, supported=0.0, stands_in=True), POLICY, "strict", False, None, False),
 ]
 
 
@@ -87,26 +81,20 @@ def test_a_verdict_is_read_only_when_a_rule_asks_and_once() -> None:
     def read(name: str, value: float) -> Asked:
         return Asked(lambda: reads.append(name) or value)
 
-    invented = signals(invented=("7",), verdict=read("verdict", -5.0), question_verdict=read("question", 1.0))
-    assert decide(invented, POLICY).reason == "invented" and reads == []  # the rule decided; no read
+    off = signals(answer_line=0.05, verdict=read("verdict", -5.0), question_verdict=read("question", 1.0))
+    assert decide(off, POLICY).reason == "off_line" and reads == []  # the rule decided; no read
     checked = signals(closeness=0.70, verdict=read("verdict", -5.0))
     assert decide(checked, POLICY).reason == "denied" and reads == ["verdict"]
     decide(checked, POLICY)
     assert reads == ["verdict"] and checked.verdict.value == -5.0 and checked.verdict.asked
 
 
-def test_the_agreed_yes_or_no_opens_the_lines_that_stand_in() -> None:
-    s = signals(closeness=0.50, answer_line=None, says="no", **verdicts(question=1.0, yes_no=-2.0))
-    assert decide(s, LARGER) == Decision(lines_stand=True, agreed=True, changed="lines")
-    assert not decide(replace(s, invented=("12",)), LARGER).agreed  # a made-up figure: the rule withholds first
-
-
 def test_signals_round_trip_and_ablation() -> None:
-    s = signals(invented=("3",), says="no", **verdicts(verdict=1.5))
+    s = signals(answer_line=0.05, **verdicts(verdict=1.5))
     row = json.loads(json.dumps(s.to_json()))
     back = Signals.from_json(row)
     assert back.to_json() == s.to_json() and back.verdict.value == 1.5 and back.question_verdict.value is None
-    assert decide(without(s, "invented"), POLICY) == STANDS
+    assert decide(without(s, "answer_line"), POLICY) == STANDS
     assert decide(without(signals(closeness=0.2, answer_line=None), "closeness"), POLICY) == STANDS
     with pytest.raises(ValueError, match="no signal named"):
         without(s, "mood")
