@@ -38,8 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the model to ask that server for (env HEARTH_LLM_MODEL; default: the first it lists)")
     p.add_argument("--model-ranking", action=argparse.BooleanOptionalAction, default=None,
                    help="answers: the chat model reads the first passages with the question to put the one that "
-                        "answers first; --no-model-ranking answers some seconds sooner on a CPU (env "
-                        "HEARTH_MODEL_RANKING=0; default: on)")
+                        "answers first, some seconds more on a CPU before the answer starts (env "
+                        "HEARTH_MODEL_RANKING=1; default: off)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     def scope(sp: argparse.ArgumentParser) -> None:

@@ -31,9 +31,10 @@ class HearthConfig:
     # A question in another language than the workspace's main ones is also searched translated by the chat
     # model (rag/crosslingual.py; bench/russian.py --cross measures it).
     translate_queries: bool = True
-    # `ask` has the chat model read its first passages with the question to order them (rag/likely.py): a
-    # better first passage, some 7 s more a question on 2 CPU cores. False: ordered as `lines` left them.
-    model_ranking: bool = True
+    # `ask` has the chat model read its first passages with the question to order them (rag/likely.py): some 7 s
+    # before the first token on 2 CPU cores. Off by default: on 80 held-out office questions it changed no answer
+    # shown (docs/evaluation.md "Speed"), on the Debian held-out questions it put 3 of 99 more answers first.
+    model_ranking: bool = False
     # When the documents don't seem to answer (rag.answer.NOT_FOUND_MODES): "balanced" says so when the measured
     # rule finds the reply unsupported; "strict" also when any of it is not borne out; "off" always shows the
     # model's reply, its unsupported sentences marked. `ask --not-found`, HEARTH_NOT_FOUND, the app's setting.

@@ -444,8 +444,8 @@ def test_settings_preview_the_fit_and_apply(qtbot, tmp_path):
     dialog.layers.setValue(0)
     qtbot.waitUntil(lambda: "layers on the GPU" in dialog.preview.text(), timeout=WAIT)
     assert "fits" in dialog.preview.text()
-    assert dialog.ranking.isChecked() and w.ops.config.model_ranking  # on until switched off
-    dialog.ranking.setChecked(False)
+    assert not dialog.ranking.isChecked() and not w.ops.config.model_ranking  # off until switched on
+    dialog.ranking.setChecked(True)
     assert dialog.not_found.currentData() == "balanced" == w.ops.config.not_found  # "Say so when unsure"
     assert [dialog.not_found.itemData(i) for i in range(dialog.not_found.count())] == ["strict", "balanced", "off"]
     dialog.not_found.setCurrentIndex(dialog.not_found.findData("off"))  # "Always show the model's answer"
@@ -453,7 +453,7 @@ def test_settings_preview_the_fit_and_apply(qtbot, tmp_path):
     w.apply_prefs()
     config = w.ops.config
     assert (config.chat_model, config.n_ctx, config.n_gpu_layers) == ("tiny-chat.gguf", 2048, 0)
-    assert config.model_ranking is False and app.settings().ranking.isChecked() is False
+    assert config.model_ranking is True and app.settings().ranking.isChecked() is True
     assert config.not_found == "off" and app.settings().not_found.currentData() == "off"
     app.idle()  # the new service loads its model in the background
 

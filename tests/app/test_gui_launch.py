@@ -97,13 +97,13 @@ def test_model_ranking_saved_over_the_variable_and_under_the_flags(prefs, monkey
     from inference.errors import UsageError
 
     monkeypatch.delenv("HEARTH_MODEL_RANKING", raising=False)
-    assert prefs.model_ranking is None and hearth_config_for(prefs).model_ranking is True  # on by default
-    monkeypatch.setenv("HEARTH_MODEL_RANKING", "off")
-    assert hearth_config_for(prefs).model_ranking is False  # never chosen in Settings: the variable counts
-    prefs.model_ranking = True
-    assert hearth_config_for(prefs).model_ranking is True
-    flags = requested_from_args(build_parser().parse_args(["--no-model-ranking", "gui"]))
-    assert hearth_config_for(prefs, flags).model_ranking is False
+    assert prefs.model_ranking is None and hearth_config_for(prefs).model_ranking is False  # off by default
+    monkeypatch.setenv("HEARTH_MODEL_RANKING", "1")
+    assert hearth_config_for(prefs).model_ranking is True  # never chosen in Settings: the variable counts
+    prefs.model_ranking = False
+    assert hearth_config_for(prefs).model_ranking is False  # chosen in Settings: over the variable
+    flags = requested_from_args(build_parser().parse_args(["--model-ranking", "gui"]))
+    assert hearth_config_for(prefs, flags).model_ranking is True  # a flag: over Settings
     assert requested_from_args(build_parser().parse_args(["gui"])).model_ranking is None
     monkeypatch.setenv("HEARTH_MODEL_RANKING", "maybe")
     with pytest.raises(UsageError, match="HEARTH_MODEL_RANKING must be 1 or 0"):

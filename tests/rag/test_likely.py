@@ -41,7 +41,7 @@ class Liking(ScriptedModel):
 
 @pytest.fixture
 def rooms(tmp_path) -> Hearth:
-    h = Hearth(HearthConfig(data_dir=tmp_path / "data"), embedder=HashEmbedder())
+    h = Hearth(HearthConfig(data_dir=tmp_path / "data", model_ranking=True), embedder=HashEmbedder())
     assert h.ingest([write_notes(tmp_path / "notes", NOTES)]).added == len(NOTES)
     return h
 
@@ -107,6 +107,7 @@ def test_ask_reads_the_passages_for_a_question_as_asked_but_not_for_a_follow_up_
 def test_with_model_ranking_off_ask_reads_nothing_and_keeps_the_order_the_lines_made(rooms, tmp_path):
     lines_first = names(rooms.search(QUESTION, k=5, lines=True))[0]
     assert lines_first != "room-yew.md"  # the liked passage comes first only through the model's reading
+    assert HearthConfig(data_dir=tmp_path / "other").model_ranking is False  # off unless asked for
     quick = Hearth(replace(rooms.config, model_ranking=False), embedder=HashEmbedder())
     model = Liking("The Yew room")
     quick._chat_model = model
