@@ -153,7 +153,6 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
                           check_model=checker[0] if checker else CHECK_WITH_CHAT, model_ranking=model_ranking)
     hearth = Hearth(config, chat_model=model, check_model=checker[1] if checker else None, probe=probe,
                     check_bounds=check_bounds)
-    bounds = hearth.answer_check().bounds
     report = hearth.ingest([folder])
     if report.added != len(office.notes):
         raise RuntimeError(f"office {office.name}: {report.added} of {len(office.notes)} notes indexed")
@@ -249,7 +248,6 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
     name = check_model_name(HearthConfig(data_dir=cache, check_model=check_model))
     checker = (name, LlamaCppModel(chat_model_path(name, cache), n_ctx=1024, n_threads=threads or 2)) if name else None
     summary["check_model"] = name or DEFAULT_CHAT_MODEL
-    bounds = None  # the checker's verdicts read as they ship
     summary["subset"] = asks is not None or under_floor
     summary["model_ranking"] = model_ranking
     yes_no = load_yes_no()
@@ -260,7 +258,7 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
             for office in offices:
                 summary["offices"][office.name] = run_office(office, model, Path(tmp), threads=threads,
                                                              details=details, log=log, checker=checker,
-                                                             probe=probes.get(office.name), check_bounds=bounds,
+                                                             probe=probes.get(office.name),
                                                              yes_no=yes_no, asks=asks, under_floor=under_floor,
                                                              model_ranking=model_ranking)
     finally:

@@ -242,7 +242,7 @@ def align(
     unborne_strong = not a.chosen and max((h.score for h in hits), default=0.0) >= strong_passage
     signals = None
     if rarity is not None and _weighable(a, hits, embedder):
-        signals = _signals(a, hits, rarity, check, silent=silent, unborne_strong=unborne_strong)
+        signals = _signals(a, hits, rarity, check, silent=silent, stands_in=refusal, unborne_strong=unborne_strong)
     decision = decide(signals, policy, not_found) if signals is not None else STANDS
     if decision.withheld and not_found != "off":
         return _not_found(a, hits, decision, signals, rarity, max_quotes=max_quotes, in_context=in_context)
@@ -312,7 +312,7 @@ def _weighable(a: _Aligned, hits: Sequence[Hit], embedder: Embedder) -> bool:
 
 
 def _signals(a: _Aligned, hits: Sequence[Hit], rarity: Mapping[str, float], check: Any, *, silent: bool,
-             unborne_strong: bool) -> Signals:
+             stands_in: bool, unborne_strong: bool) -> Signals:
     """What the grounding policy weighs for this reply (rag.grounding.Signals), the checking model's verdicts
     read only if a rule asks."""
     closeness = a.closeness()
@@ -324,7 +324,7 @@ def _signals(a: _Aligned, hits: Sequence[Hit], rarity: Mapping[str, float], chec
         question=a.question, reply=a.clean, closeness=float(np.max(closeness)),
         missing=missing_share(rarity, hits, a.question),
         supported=sum(j is not None for _, j in a.picks) / len(a.said) if a.said else 0.0, claims=len(a.said),
-        stands_in=silent or REFUSAL.match(a.clean) is not None, silent=silent,
+        stands_in=stands_in, silent=silent,
         answer_line=max((float(closeness[j]) for j in lines_used), default=None),
         yes_no_lines=[a.units[j].text for j in {*lines_used, *map(int, near)}], unborne_strong=unborne_strong,
         english=english, restated=restates([t for t, _ in a.said], a.question))
