@@ -3,7 +3,8 @@ the policy's bounds re-derived from stored replies (#63, docs/evaluation.md "Gro
 
     python -m bench.office_notes --offices held-out --details FILE    # ask, store each reply and its signals
     python -m bench.grounding FILE [FILE ...] [--json]                # the ablation table
-    python -m bench.grounding FILE [FILE ...] --fit [--json]          # the bounds that fit those replies best
+    python -m bench.grounding FILE [FILE ...] --fit [--held-out FILE ...] [--json]
+                                      # the bounds that fit those replies best, and what they do on held-out ones
 
 A --details file (bench.office_notes, bench.quotes) holds, for each question, whether the documents answer it,
 whether its reply holds the right phrase, and the grounding signals of that reply with every checking-model
@@ -240,6 +241,26 @@ def _bounds(policy: GroundingPolicy) -> dict[str, float | None]:
     return {**plain, **{f"check.{f.name}": getattr(policy.check, f.name) for f in fields(policy.check)}}
 
 
+def _fitted(rows: list[dict[str, Any]], policy: GroundingPolicy, removed: Sequence[str],
+            held_out: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
+    """--fit's result and its Markdown: the bounds before and after, and both replayed on `held_out`."""
+    found = fit(rows, policy, leave_out=removed)
+    result: dict[str, Any] = {"questions": len(rows), "errors_before": found["errors_before"],
+                              "errors_after": found["errors_after"], "before": _bounds(policy),
+                              "after": _bounds(found["policy"])}
+    text = [f"{len(rows)} questions; errors (unanswerable answered, right replies withheld, wrong ones shown): "
+            f"{found['errors_before']} as shipped, {found['errors_after']} with the bounds fitted", "",
+            "| bound | shipped | fitted |", "|---|---|---|",
+            *[f"| {k} | {v} | {result['after'][k]} |" for k, v in result["before"].items()]]
+    if held_out:
+        shipped, fitted = (outcome(held_out, p, leave_out=removed) for p in (policy, found["policy"]))
+        result["held_out"] = {"questions": len(held_out), "shipped": shipped, "fitted": fitted}
+        text += ["", f"Held out ({len(held_out)} questions): answerable withheld / unanswerable answered / right as "
+                 "shown, errors", *(f"- {name}: {o['withheld']} / {o['answered']} / {o['right']}, {_errors(o)}"
+                                    for name, o in (("shipped", shipped), ("fitted", fitted)))]
+    return result, "\n".join(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.grounding", description=__doc__.split("\n")[0])
     parser.add_argument("details", type=Path, nargs="+", help="--details files of bench.office_notes or bench.quotes")
@@ -250,14 +271,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-checker", action="store_true",
                         help="replay as where no checking model can be read (a shared inference server's chat API): "
                              "its three verdicts left out, the rule alone")
+    parser.add_argument("--held-out", type=Path, nargs="+", default=[], metavar="FILE",
+                        help="with --fit: replay the shipped and the fitted bounds on these replies too")
     parser.add_argument("--check-model", default=None, metavar="NAME",
                         help="the checking model the runs used (default: the built-in checker)")
     args = parser.parse_args(argv)
-    missing = [str(p) for p in args.details if not p.is_file()]
+    missing = [str(p) for p in [*args.details, *args.held_out] if not p.is_file()]
     if missing:
         parser.error(f"no such file: {', '.join(missing)}")
+    if args.held_out and not args.fit:
+        parser.error("--held-out goes with --fit")
     try:
-        rows = load(args.details)
+        rows, held_out = load(args.details), load(args.held_out) if args.held_out else []
     except (ValueError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -272,14 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         policy = GroundingPolicy(check=CheckBounds(denied_below=bounds_for("").denied_below))
         removed = [*dict.fromkeys([*removed, *CHECKER])]
     if args.fit:
-        found = fit(rows, policy, leave_out=removed)
-        result: dict[str, Any] = {"questions": len(rows), "errors_before": found["errors_before"],
-                                  "errors_after": found["errors_after"], "before": _bounds(policy),
-                                  "after": _bounds(found["policy"])}
-        text = "\n".join([f"{len(rows)} questions; errors (unanswerable answered, right replies withheld, wrong ones "
-                          f"shown): {found['errors_before']} as shipped, "
-                          f"{found['errors_after']} with the bounds fitted", "", "| bound | shipped | fitted |",
-                          "|---|---|---|"] + [f"| {k} | {v} | {result['after'][k]} |" for k, v in result["before"].items()])
+        result, text = _fitted(rows, policy, removed, held_out)
     else:
         result = ablation(rows, policy, removed=removed)
         text = format_table(result)

@@ -3,7 +3,7 @@ keep a right reply where they do? (#23, README "Not found is an answer")
 
     python -m bench.office_notes [--json] [--offices NAME,...|held-out] [--threads N] [--details FILE] [--cache DIR]
                                  [--probe shipped|left-out [--features FILE]] [--yes-no] [--answerable]
-                                 [--under-floor] [--no-model-ranking]
+                                 [--under-floor] [--model-ranking] [--embedder NAME_OR_FOLDER]
 
 bench/data/office_notes.json holds sixty-three fictional offices, each five short notes with ten questions they
 answer (with a phrase a right reply holds) and ten about the same office they do not. The first two are the ones
@@ -43,8 +43,9 @@ and the passages; `python -m bench.grounding FILE` replays the policy on them: i
 
 Answerable yes-or-no questions have their right "yes" or "no" in bench/data/office_yes_no.json (written apart by two
 sessions given only the notes): the table also counts those whose reply, and whose answer as shown, opens with the
-wrong word. --no-model-ranking asks without the chat model's ordering of the passages (HearthConfig.model_ranking),
-to weigh what it costs before the first token against what it changes. --yes-no and --answerable ask only those kinds of question, --under-floor only those for which no
+wrong word. --model-ranking asks with the chat model's ordering of the passages (HearthConfig.model_ranking, off as
+Hearth ships), to weigh what it costs before the first token against what it changes. --embedder indexes and
+searches with another embedder (a folder bench.other_embedder writes, say). --yes-no and --answerable ask only those kinds of question, --under-floor only those for which no
 passage clears the search's score floor (README "Under the search's floor"); the bars are then not read.
 
 The probe that reads the question's lines (rag/probe.py) was fitted on every office but the held-out ones, so on
@@ -133,7 +134,8 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
                log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
                checker: tuple[str, Any] | None = None, probe: Any = None, check_bounds: Any = None,
                yes_no: dict[tuple[str, str], str] | None = None, asks: Callable[[str, bool], bool] | None = None,
-               under_floor: bool = False, model_ranking: bool = True) -> dict[str, Any]:
+               under_floor: bool = False, model_ranking: bool = False, embedder: str | None = None,
+               cache: Path | None = None) -> dict[str, Any]:
     """Index one office into a fresh data folder under `root` and ask its questions; returns its counts.
     `checker`: the name and loaded model that check answers' lines, as Hearth would load them (None: the chat
     model checks); `probe`: the probe that reads the question's lines (None: the one that ships); `check_bounds`:
@@ -150,7 +152,8 @@ def run_office(office: Office, model: Any, root: Path, *, threads: int | None, d
     for name, text in office.notes.items():
         (folder / name).write_text(text, encoding="utf-8")
     config = HearthConfig(data_dir=root / office.name / "data", n_threads=threads, embed_threads=threads,
-                          check_model=checker[0] if checker else CHECK_WITH_CHAT, model_ranking=model_ranking)
+                          check_model=checker[0] if checker else CHECK_WITH_CHAT, model_ranking=model_ranking,
+                          embedder=embedder, cache_folder=cache)
     hearth = Hearth(config, chat_model=model, check_model=checker[1] if checker else None, probe=probe,
                     check_bounds=check_bounds)
     report = hearth.ingest([folder])
@@ -231,12 +234,12 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
         check_model: str | None = None, probes: dict[str, Any] | None = None,
         asks: Callable[[str, bool], bool] | None = None, under_floor: bool = False,
-        model_ranking: bool = True) -> dict[str, Any]:
+        model_ranking: bool = False, embedder: str | None = None) -> dict[str, Any]:
     """Every office in turn, with one chat model; the summary with each office's counts and their sum.
     `check_model`: HearthConfig.check_model ("chat": the chat model checks answers; None: as Hearth chooses);
     `probes`: by office, the probe that reads its questions' lines instead of the one that ships;
     `asks(question, answerable)`: which questions are asked (None: all); `under_floor`: only the questions no passage clears the search's floor for; `model_ranking`:
-    HearthConfig.model_ranking."""
+    HearthConfig.model_ranking; `embedder`: the workspaces' embedder (HearthConfig.embedder; None: the default)."""
     from inference.llm import LlamaCppModel
     from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
     from rag.components import check_model_name
@@ -250,6 +253,7 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
     summary["check_model"] = name or DEFAULT_CHAT_MODEL
     summary["subset"] = asks is not None or under_floor
     summary["model_ranking"] = model_ranking
+    summary["embedder"] = embedder
     yes_no = load_yes_no()
     probes = probes or {}
     summary["probe_left_out"] = sorted(probes)  # the offices scored by a probe fitted without them
@@ -260,7 +264,8 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
                                                              details=details, log=log, checker=checker,
                                                              probe=probes.get(office.name),
                                                              yes_no=yes_no, asks=asks, under_floor=under_floor,
-                                                             model_ranking=model_ranking)
+                                                             model_ranking=model_ranking, embedder=embedder,
+                                                             cache=cache)
     finally:
         model.close()
         if checker:
@@ -348,6 +353,15 @@ def format_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _embedder(spec: str | None, cache: Path) -> str | None:
+    """The embedder `--embedder` names: a folder is added to the cache first (rag.models.add_embedder)."""
+    if spec is None or not Path(spec).is_dir():
+        return spec
+    from inference.models import add_embedder
+
+    return add_embedder(Path(spec), cache).key
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.office_notes", description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -371,8 +385,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--answerable", action="store_true", help="only the questions the notes answer")
     parser.add_argument("--under-floor", action="store_true",
                         help="only the questions for which no passage clears the search's score floor")
-    parser.add_argument("--no-model-ranking", action="store_true",
-                        help="ask without the chat model's ordering of the passages (HearthConfig.model_ranking)")
+    parser.add_argument("--model-ranking", action="store_true",
+                        help="ask with the chat model's ordering of the passages (HearthConfig.model_ranking)")
+    parser.add_argument("--embedder", default=None, metavar="NAME_OR_FOLDER",
+                        help="index and search with this embedder: a name added before, or a sentence-transformers "
+                             "folder, added now (bench.other_embedder writes one)")
     parser.add_argument("--agreed-from", type=float, default=None, metavar="X",
                         help="the checker's bound on a Yes or No it agrees with (rag.confirm.CheckBounds.agreed_from) "
                              "instead of the one that ships")
@@ -416,7 +433,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         summary = run(offices, threads=args.threads, cache=args.cache, details=details, check_model=args.check_model,
                       probes=probes,
-                      asks=asks, under_floor=args.under_floor, model_ranking=not args.no_model_ranking)
+                      asks=asks, under_floor=args.under_floor, model_ranking=args.model_ranking,
+                      embedder=_embedder(args.embedder, args.cache))
     finally:
         if details is not None:
             details.close()

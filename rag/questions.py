@@ -24,6 +24,7 @@ from rag.followups import Earlier, names_in, rewritten, standalone_query
 from rag.likely import QuestionLikelihood
 from rag.quotes import align, question_verdict
 from rag.retrieval import retrieve
+from rag.ruler import measuring
 from rag.store import DocumentIndex, Hit
 from rag.summary import Summary, SummaryProgress, summarize
 from rag.table_questions import answer_from_tables
@@ -63,6 +64,8 @@ class Questions:
     chat_model: ChatModel
     reranker: Reranker | None
     embedder_for: Callable[[str], Embedder]
+    embedder_named: Callable[[str | None], Embedder]
+    embedder_given: bool  # an embedder was handed to Hearth: it measures replies too
     _done_sources: Callable[[str], set[str]]
     _check_embedder: Callable[[str], Embedder]
     _check_chat_model: Callable[[], None]
@@ -274,8 +277,9 @@ class Questions:
             stored = {h.chunk_id: h for h in hits}
             given = [stored.get(h.chunk_id, h) for h in result.sources]
             t_align = time.perf_counter()
-            support = align(result.text, asked, given, embedder=self.embedder_for(workspace),
-                            rarity=self.store.rarity(asked), check=check, not_found=not_found)
+            ruler, given = self._measuring(workspace, asked, given)
+            support = align(result.text, asked, given, embedder=ruler, rarity=self.store.rarity(asked), check=check,
+                            not_found=not_found)
             result = replace(result, support=support)
             result.timings["quotes"] = time.perf_counter() - t_align
         if conv is not None:
@@ -291,9 +295,18 @@ class Questions:
         the search's floor"). The answer's check is `check`'s too, which keeps the verdict for the same lines."""
         if not hits or not check.bounds.asks_question():
             return []
-        verdict = question_verdict(question, hits, embedder=self.embedder_for(workspace),
-                                   rarity=self.store.rarity(question), check=check)
+        ruler, measured = self._measuring(workspace, question, hits)
+        verdict = question_verdict(question, measured, embedder=ruler, rarity=self.store.rarity(question),
+                                   check=check)
         return list(hits) if check.bounds.answered(verdict) else []
+
+    def _measuring(self, workspace: str, question: str, hits: Sequence[Hit]) -> tuple[Embedder, list[Hit]]:
+        """The embedder that measures a reply against `hits`, and the hits as it scores them (rag/ruler.py): the
+        default one where the workspace searches with another, unless an embedder was handed to Hearth."""
+        searched_with = self.embedder_for(workspace)
+        if self.embedder_given:
+            return searched_with, list(hits)
+        return measuring(searched_with, lambda: self.embedder_named(None), question, hits)
 
     def table_answer(self, question: str, *, workspace: str = DEFAULT_WORKSPACE, scope: Sequence[Path | str] = (),
                      query: str | None = None) -> TableResult | None:

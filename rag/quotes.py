@@ -35,6 +35,7 @@ from rag.language import detect, question_stems
 from rag.lines import names_heading, split_units
 from rag.lexical import query_terms
 from rag.retrieval import RetrievalOptions, reads
+from rag.ruler import reads_all
 from rag.store import Hit
 from rag.support import Quote, SentenceSupport, Support
 
@@ -72,7 +73,6 @@ _CHUNK_GAP = 4  # characters between two passages that follow each other in a do
 _CONTEXT_SPAN = 480  # longest quote made by joining a sentence that starts with a pronoun to the one before
 _WINDOW_SPAN = 600  # longest quote made of a line that answers the question and the sentences around it
 
-_READ_SAMPLE = 600  # characters of a passage enough to tell whether the embedder reads its language
 _NEAR_LINES = 2  # lines closest to the question that may say the "no" a reply to a yes/no question gives
 _STRIP = "`\"'()[]{},;:.!?…“”‘’"
 # A line break inside a sentence (the next line starts lower-case, a path, a bracket) is a PDF soft wrap.
@@ -307,8 +307,7 @@ def _weighable(a: _Aligned, hits: Sequence[Hit], embedder: Embedder) -> bool:
     """Whether the policy's similarities mean anything here: the embedder is the one its bounds were measured
     with, and it reads the question and every passage (an English question over Russian memos found through a
     translation is far from them to an English-only model)."""
-    return a.readable and calibrated(embedder.name) and all(
-        reads(embedder, h.text[:_READ_SAMPLE], RetrievalOptions.unread_tokens_per_word) for h in hits)
+    return a.readable and calibrated(embedder.name) and reads_all(embedder, a.question, hits)
 
 
 def _signals(a: _Aligned, hits: Sequence[Hit], rarity: Mapping[str, float], check: Any, *, silent: bool,

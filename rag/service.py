@@ -165,6 +165,11 @@ class Hearth(Indexing, Questions, Comparisons):
                 return self._load_embedder(self.config.embedder)
             return self._embedder
 
+    @property
+    def embedder_given(self) -> bool:
+        """Whether an embedder was handed to Hearth (tests, benchmarks): it then searches and measures alike."""
+        return self._embedder is not None
+
     def embedder_for(self, workspace: str) -> Embedder:
         """The embedder for a workspace: the configured one, else the one it was indexed with, else the default."""
         with self._lock:
