@@ -6,6 +6,12 @@ the policy's bounds re-derived from stored replies (#63, docs/evaluation.md "Gro
     python -m bench.grounding FILE [FILE ...] --fit [--held-out FILE ...] [--json]
                                       # the bounds that fit those replies best, and what they do on held-out ones
 
+Stored replies (gzip'd --details files, read as they are) are in bench/data/grounding/: `tuning-offices` (the
+third, eighth, thirteenth, eighteenth, twenty-third, thirty-second, thirty-seventh, forty-second, forty-seventh and
+fiftieth offices), `heldout-offices` (the twenty-sixth to twenty-ninth and fifty-second to fifty-fifth) and
+`heldout-debian` (bench.quotes --eval heldout), all asked on 2026-12-07 as Hearth then shipped, so that the
+ablation and --fit can be rerun without the hours of asking.
+
 A --details file (bench.office_notes, bench.quotes) holds, for each question, whether the documents answer it,
 whether its reply holds the right phrase, and the grounding signals of that reply with every checking-model
 verdict read (`recorded`), whether or not the policy needed it. The policy is then replayed without a model:
@@ -19,6 +25,7 @@ gains, is one to remove.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from collections.abc import Iterable, Sequence
@@ -73,7 +80,8 @@ def load(paths: Iterable[Path]) -> list[dict[str, Any]]:
     (`holds`); rows of a run before the signals were stored are refused."""
     rows: list[dict[str, Any]] = []
     for path in paths:
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        text = gzip.decompress(path.read_bytes()).decode("utf-8") if path.suffix == ".gz" else path.read_text("utf-8")
+        for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             row = json.loads(line)

@@ -75,3 +75,27 @@ def test_a_file_without_signals_is_refused(tmp_path: Path, capsys: pytest.Captur
     with pytest.raises(SystemExit) as exit_:
         grounding.main([str(tmp_path / "none.jsonl")])
     assert exit_.value.code == 2
+
+
+STORED = Path(__file__).resolve().parents[2] / "bench" / "data" / "grounding"
+
+
+def test_the_stored_replies_replay_as_the_runs_decided_and_as_the_evaluation_says() -> None:
+    from inference.models import CHECK_MODEL
+    from rag.confirm import bounds_for
+    from rag.grounding import decide
+
+    policy = GroundingPolicy(check=bounds_for(CHECK_MODEL))
+    tuning = grounding.load([STORED / "tuning-offices.jsonl.gz"])
+    weighed = [r for r in tuning if "_signals" in r]  # the rest found no passage at all: not found, no policy
+    assert len(tuning) == 200 and len(weighed) == 197 and all(r["withheld"] for r in tuning if r not in weighed)
+    differ = [r["question"] for r in weighed if decide(r["_signals"], policy).withheld != r["withheld"]]
+    assert differ == []
+    # docs/evaluation.md "Grounding ablation": as shipped, and the rule alone.
+    offices = grounding.load([STORED / "heldout-offices.jsonl.gz"])
+    shipped = grounding.outcome(offices, policy)
+    assert (shipped["withheld"], shipped["answered"], shipped["right"]) == (7, 4, 69)
+    alone = grounding.outcome(offices, policy, leave_out=grounding.CHECKER)
+    assert (alone["withheld"], alone["answered"], alone["right"]) == (53, 11, 21)
+    debian = grounding.outcome(grounding.load([STORED / "heldout-debian.jsonl.gz"]), policy)
+    assert (debian["withheld"], debian["answered"], debian["right"]) == (3, 4, 20)

@@ -250,6 +250,10 @@ def test_hearth_checks_with_the_larger_model_when_it_is_installed(tmp_path, monk
     # checker out, and for a chat model passed in (then read with that model's bounds).
     assert check_model_name(HearthConfig(data_dir=tmp_path, check_model=CHECK_WITH_CHAT)) is None
     assert check_model_name(HearthConfig(data_dir=tmp_path, llm_url="http://127.0.0.1:9/v1")) is None
+    # ...unless the built-in checker is named: it then runs here beside the office's server (the rule alone, without
+    # its verdicts, withholds far more: docs/evaluation.md "Grounding ablation").
+    named = HearthConfig(data_dir=tmp_path, llm_url="http://127.0.0.1:9/v1", check_model=models.CHECK_MODEL)
+    assert check_model_name(named) == models.CHECK_MODEL
     assert check_model_name(HearthConfig(data_dir=tmp_path, allowed_models=(models.DEFAULT_CHAT_MODEL,))) is None
     assert Hearth(config, chat_model=ScriptedModel("x")).answer_check().bounds == confirm.DEFAULT_BOUNDS
     chosen = HearthConfig(data_dir=tmp_path, check_model=CHECK_WITH_CHAT, chat_model=models.CHECK_MODEL)
