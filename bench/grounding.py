@@ -9,7 +9,8 @@ the policy's bounds re-derived from stored replies (#63, docs/evaluation.md "Gro
 Stored replies (gzip'd --details files, read as they are) are in bench/data/grounding/: `tuning-offices` (the
 third, eighth, thirteenth, eighteenth, twenty-third, thirty-second, thirty-seventh, forty-second, forty-seventh and
 fiftieth offices), `heldout-offices` (the twenty-sixth to twenty-ninth and fifty-second to fifty-fifth) and
-`heldout-debian` (bench.quotes --eval heldout), all asked on 2026-12-07 as Hearth then shipped, so that the
+`heldout-debian`, `heldout2-debian`, `heldout3-debian` (bench.quotes --eval heldout, heldout2, heldout3), all asked
+on 2026-12-07 as Hearth then shipped, so that the
 ablation and --fit can be rerun without the hours of asking.
 
 A --details file (bench.office_notes, bench.quotes) holds, for each question, whether the documents answer it,

@@ -99,3 +99,6 @@ def test_the_stored_replies_replay_as_the_runs_decided_and_as_the_evaluation_say
     assert (alone["withheld"], alone["answered"], alone["right"]) == (53, 11, 21)
     debian = grounding.outcome(grounding.load([STORED / "heldout-debian.jsonl.gz"]), policy)
     assert (debian["withheld"], debian["answered"], debian["right"]) == (3, 4, 20)
+    parts = grounding.load([STORED / f"{p}-debian.jsonl.gz" for p in ("heldout", "heldout2", "heldout3")])
+    every = grounding.outcome(parts, policy)  # docs/evaluation.md "Answers and not found": 9 and 16 of 69 + 80
+    assert (every["answerable"], every["withheld"], every["unanswerable"], every["answered"]) == (69, 9, 80, 16)
