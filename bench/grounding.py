@@ -65,7 +65,8 @@ def recorded(support: Any) -> dict[str, Any]:
     signals.verdict()
     signals.question_verdict()
     decision: Decision = support.decision
-    return {"signals": {**signals.to_json(), "asked_by_policy": asked}, "decision": {f.name: getattr(decision, f.name) for f in fields(decision)}}
+    return {"signals": {**signals.to_json(), "asked_by_policy": asked},
+            "decision": {f.name: getattr(decision, f.name) for f in fields(decision)}}
 
 
 def auc(positive: Sequence[float], negative: Sequence[float]) -> float | None:
@@ -120,8 +121,8 @@ def outcome(rows: Sequence[dict[str, Any]], policy: GroundingPolicy, *, leave_ou
             mode: str = "balanced") -> dict[str, int]:
     """The policy replayed over the stored replies: answerable questions withheld (and of those, the ones whose
     reply held the answer), unanswerable ones answered, right answers as shown (answerable, not withheld, and
-    the reply, or the lines where they stand in for it, holding the answer), and replies the lines stood in for. A row whose reply the policy did not weigh keeps what the run
-    showed."""
+    the reply, or the lines where they stand in for it, holding the answer), and replies the lines stood in for.
+    A row whose reply the policy did not weigh keeps what the run showed."""
     counts = {"answerable": 0, "withheld": 0, "right": 0, "right_withheld": 0, "unanswerable": 0, "answered": 0,
               "lines": 0}
     for row in rows:

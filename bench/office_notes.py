@@ -45,8 +45,9 @@ Answerable yes-or-no questions have their right "yes" or "no" in bench/data/offi
 sessions given only the notes): the table also counts those whose reply, and whose answer as shown, opens with the
 wrong word. --model-ranking asks with the chat model's ordering of the passages (HearthConfig.model_ranking, off as
 Hearth ships), to weigh what it costs before the first token against what it changes. --embedder indexes and
-searches with another embedder (a folder bench.other_embedder writes, say). --yes-no and --answerable ask only those kinds of question, --under-floor only those for which no
-passage clears the search's score floor (README "Under the search's floor"); the bars are then not read.
+searches with another embedder (a folder bench.other_embedder writes, say). --yes-no and --answerable ask only
+those kinds of question, --under-floor only those for which no passage clears the search's score floor (README
+"Under the search's floor"); the bars are then not read.
 
 The probe that reads the question's lines (rag/probe.py) was fitted on every office but the held-out ones, so on
 any other office it reads questions it was fitted on, and that office's figures flatter it.
@@ -238,8 +239,9 @@ def run(offices: Sequence[Office], *, threads: int | None, cache: Path, details:
     """Every office in turn, with one chat model; the summary with each office's counts and their sum.
     `check_model`: HearthConfig.check_model ("chat": the chat model checks answers; None: as Hearth chooses);
     `probes`: by office, the probe that reads its questions' lines instead of the one that ships;
-    `asks(question, answerable)`: which questions are asked (None: all); `under_floor`: only the questions no passage clears the search's floor for; `model_ranking`:
-    HearthConfig.model_ranking; `embedder`: the workspaces' embedder (HearthConfig.embedder; None: the default)."""
+    `asks(question, answerable)`: which questions are asked (None: all); `under_floor`: only the questions no
+    passage clears the search's floor for; `model_ranking`: HearthConfig.model_ranking; `embedder`: the
+    workspaces' embedder (HearthConfig.embedder; None: the default)."""
     from inference.llm import LlamaCppModel
     from inference.models import DEFAULT_CHAT_MODEL, chat_model_path
     from rag.components import check_model_name
@@ -354,7 +356,7 @@ def format_table(summary: dict[str, Any]) -> str:
 
 
 def _embedder(spec: str | None, cache: Path) -> str | None:
-    """The embedder `--embedder` names: a folder is added to the cache first (rag.models.add_embedder)."""
+    """The embedder `--embedder` names: a folder is added to the cache first (inference.models.add_embedder)."""
     if spec is None or not Path(spec).is_dir():
         return spec
     from inference.models import add_embedder

@@ -28,7 +28,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 
 def default_folder() -> Path:
@@ -41,7 +41,7 @@ def default_folder() -> Path:
     return Path(module.__file__).parent / DEFAULT_EMBEDDER.folder
 
 
-def write_shallow(dest: Path, *, layers: int = 3, pooling: str = "cls") -> Path:
+def write_shallow(dest: Path, *, layers: int = 3, pooling: str = "mean") -> Path:
     """A folder holding the default model's first `layers` encoder layers, pooled by `pooling` ("mean" or
     "cls"): a sentence-transformers folder `hearth embedder add` takes. Returns `dest`."""
     from safetensors.numpy import load_file, save_file
@@ -102,33 +102,52 @@ def study(folder: Path, cache: Path) -> dict[str, Any]:
     from inference.models import add_embedder, embedder_dir
 
     embedders = {"default": embedder_dir(None, cache), "other": add_embedder(folder, cache).folder}
-    measured: dict[str, list[tuple[bool, bool, float, float, float, float]]] = {}
+    measured: dict[str, list[_Asked]] = {}
     for name, path in embedders.items():
         embedder = OnnxEmbedder(path, providers=[CPU], threads=2)
         measured[name] = []
         for office in load():
             rows, mean, spread = _closeness(embedder, office)
-            measured[name] += [(office.name in HELD_OUT, a, c, z, mean, spread) for a, c, z in rows]
-    tuning = [r for r in measured["default"] if not r[0]]
-    ref_mean = sum(r[4] for r in tuning) / len(tuning)
-    ref_spread = sum(r[5] for r in tuning) / len(tuning)
-    bound, z_bound = _bound([(r[1], r[2]) for r in tuning]), _bound([(r[1], r[3]) for r in tuning])
+            measured[name] += [_Asked(office.name in HELD_OUT, a, c, z, mean, spread) for a, c, z in rows]
+    tuning = [r for r in measured["default"] if not r.held_out]
+    ref_mean = _mean([r.mean for r in tuning])
+    ref_spread = _mean([r.spread for r in tuning])
+    bound = _bound([(r.answerable, r.closeness) for r in tuning])
+    z_bound = _bound([(r.answerable, r.standing) for r in tuning])
     out: dict[str, Any] = {"bound": round(bound, 3), "per_question_bound": round(z_bound, 3)}
     for name, rows in measured.items():
-        held = [r for r in rows if r[0]]
+        held = [r for r in rows if r.held_out]
+        mapped = [(r.answerable, ref_mean + (r.closeness - r.mean) * ref_spread / r.spread) for r in held]
         out[name] = {
-            "background": [round(sum(r[4] for r in rows) / len(rows), 3), round(sum(r[5] for r in rows) / len(rows), 3)],
-            "as_is": _errors([(r[1], r[2]) for r in held], bound),
-            "mapped": _errors([(r[1], ref_mean + (r[2] - r[4]) * ref_spread / r[5]) for r in held], bound),
-            "per_question": _errors([(r[1], r[3]) for r in held], z_bound)}
+            "background": [round(_mean([r.mean for r in rows]), 3), round(_mean([r.spread for r in rows]), 3)],
+            "as_is": _errors([(r.answerable, r.closeness) for r in held], bound),
+            "mapped": _errors(mapped, bound),
+            "per_question": _errors([(r.answerable, r.standing) for r in held], z_bound)}
     return out
+
+
+class _Asked(NamedTuple):
+    """One question as one embedder measured it, with its office's background."""
+
+    held_out: bool  # its office is one of bench.question_probe.HELD_OUT
+    answerable: bool
+    closeness: float  # cosine similarity to the office's closest line
+    standing: float  # (closeness - median) / spread of its similarities to every line
+    mean: float  # how close lines of different notes come in its office, on average
+    spread: float  # ...and their standard deviation
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.other_embedder", description=__doc__.split("\n\n")[0])
     parser.add_argument("dest", type=Path, help="the folder to write")
     parser.add_argument("--layers", type=int, default=3, help="encoder layers kept (default 3)")
-    parser.add_argument("--pooling", choices=("mean", "cls"), default="cls", help="how tokens are pooled (default cls)")
+    parser.add_argument("--pooling", choices=("mean", "cls"), default="mean",
+                        help="how tokens are pooled (default mean; three layers pooled by the first token give one "
+                             "vector for every text)")
     parser.add_argument("--study", action="store_true", help="compare the two embedders' scales (see above)")
     parser.add_argument("--cache", type=Path, default=Path(".data/bench-office"), help="where embedders are converted")
     args = parser.parse_args(argv)

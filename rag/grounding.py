@@ -106,8 +106,8 @@ class GroundingPolicy:
     missing_weight: float = 0.1
     # Under this evidence the reply is withheld unless it is borne out from a line on the question.
     abstain_below: float = 0.53
-    # Under this evidence a weak reply (off the asked kind, less than
-    # `supported_share` borne out) is withheld; `strict` withholds any reply not wholly borne out under it.
+    # Under this evidence a weak reply (off the asked kind, less than `supported_share` borne out) is withheld;
+    # `strict` withholds any reply not wholly borne out under it.
     abstain_unsupported_below: float = 0.67
     # A reply whose answer comes from a line this far from the question or further took it from another subject.
     off_question_below: float = 0.12
@@ -165,8 +165,8 @@ def decide(s: Signals, p: GroundingPolicy, mode: str = "balanced") -> Decision:
     """The decision on one reply, its reason, and what the checking model changed. In order: the rule
     (`WITHHOLD`); a reply it lets stand is withheld when the checker denies its lines ("denied"), and one it
     withholds for thin evidence alone stands when the checker is sure of them; the probe on the question's
-    lines withholds ("unanswered") or lets those lines stand in; `strict` withholds what is not wholly borne out. `off` withholds
-    nothing: what would have been is still reported, for the caller to ignore."""
+    lines withholds ("unanswered") or lets those lines stand in; `strict` withholds what is not wholly borne
+    out. `off` withholds nothing: what would have been is still reported, for the caller to ignore."""
     c = p.check
     checkable = s.english and not (s.stands_in or s.unborne_strong)
     reason = rule(s, p)
