@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 GPU_PROVIDERS = ("MIGraphXExecutionProvider", "ROCMExecutionProvider", "CUDAExecutionProvider",
                  "DmlExecutionProvider", "OpenVINOExecutionProvider")
 _DEV_TYPES = {0: "cpu", 1: "gpu", 2: "igpu", 3: "accel"}
+_probe_lock = threading.Lock()
+_read_once: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -119,19 +122,28 @@ def probe_runtimes(*, vendor_libraries: bool = True) -> Runtimes:
 
 
 def probe_llama_cpp() -> LlamaCppInfo:
-    """Ask llama-cpp-python whether it can offload, and ggml for its devices and their memory."""
+    """Ask llama-cpp-python whether it can offload, and ggml for its devices and their memory.
+
+    One probe at a time in a process: llama_print_system_info fills one static string, and two threads in it at
+    once (the window's hardware panel and its model loader both probe at start) freed its buffer twice, which
+    aborted the app ("munmap_chunk(): invalid pointer", once in CI). The string cannot change while the process
+    runs, so it is read once."""
     try:
         import llama_cpp
     except Exception as exc:  # ImportError, or OSError when the shared library cannot load
         return LlamaCppInfo(version=None, gpu_offload=False, error=f"llama-cpp-python cannot be imported: {exc}")
     version = getattr(llama_cpp, "__version__", None)
-    try:
-        offload = bool(llama_cpp.llama_supports_gpu_offload())
-        info = llama_cpp.llama_print_system_info()
-        system_info = (info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)).strip()
-    except Exception as exc:
-        return LlamaCppInfo(version=version, gpu_offload=False, error=f"llama.cpp does not answer: {exc}")
-    return LlamaCppInfo(version=version, gpu_offload=offload, devices=_ggml_devices(llama_cpp), system_info=system_info)
+    with _probe_lock:
+        try:
+            offload = bool(llama_cpp.llama_supports_gpu_offload())
+            if "system_info" not in _read_once:
+                info = llama_cpp.llama_print_system_info()
+                _read_once["system_info"] = (info.decode("utf-8", "replace") if isinstance(info, bytes)
+                                             else str(info)).strip()
+        except Exception as exc:
+            return LlamaCppInfo(version=version, gpu_offload=False, error=f"llama.cpp does not answer: {exc}")
+        devices = _ggml_devices(llama_cpp)
+    return LlamaCppInfo(version=version, gpu_offload=offload, devices=devices, system_info=_read_once["system_info"])
 
 
 def _ggml_devices(llama_cpp: Any) -> tuple[RuntimeDevice, ...]:

@@ -395,6 +395,48 @@ def test_real_runtime_probes_on_this_machine():
     assert "CPUExecutionProvider" in ort.working
 
 
+def test_llama_cpp_probes_never_overlap(monkeypatch):
+    # llama_print_system_info fills one static string: two threads in it at once freed its buffer twice (1 of 40
+    # fresh processes aborted with "double free or corruption" when two threads called it together; the window's
+    # hardware panel and model loader both probe at start). Probes are serialised and the string read once.
+    import threading
+    import time
+
+    import llama_cpp
+
+    from inference import runtimes
+
+    inside, most, calls = [0], [0], [0]
+    lock = threading.Lock()
+
+    def slow_info() -> bytes:
+        with lock:
+            inside[0] += 1
+            calls[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.05)
+        with lock:
+            inside[0] -= 1
+        return b"CPU : SSE3 = 1"
+
+    monkeypatch.setattr(runtimes, "_read_once", {})
+    monkeypatch.setattr(llama_cpp, "llama_print_system_info", slow_info)
+    start = threading.Barrier(4)
+    found = []
+
+    def probe() -> None:
+        start.wait()
+        found.append(probe_llama_cpp())
+
+    threads = [threading.Thread(target=probe) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1 and calls[0] == 1
+    assert [lc.system_info for lc in found] == ["CPU : SSE3 = 1"] * 4
+
+
 def test_nvml_probe_reads_names_memory_and_pci_ids():
     class FakeNvml:
         def nvmlInit_v2(self):
