@@ -15,6 +15,7 @@ from app import changes, indexing
 from rag.answer import NOT_FOUND_MODES
 from app.config import hearth_config, requested_from_args
 from app.terminal import plain_output
+from inference.engines import CHOICES
 from inference.errors import Cancelled, HearthError, UsageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -80,9 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "the default, or HEARTH_NOT_FOUND), off (always show the model's answer)")
     scope(sp)
     common(sp)
+    engine_flag(sp)
     sp = sub.add_parser("summarize", help="summarise a whole indexed document, section by section")
     sp.add_argument("path", type=Path, metavar="PATH")
     common(sp)
+    engine_flag(sp)
     common(changes.add_parser(sub))
     sp = sub.add_parser("eval", help="self-test: can search find passages from questions the model writes?")
     sp.add_argument("-n", type=int, default=20, help="passages to sample (default: %(default)s)")
@@ -90,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seed", type=int, default=0, help="sampling seed (default: %(default)s)")
     sp.add_argument("--model", default=None, help="built-in model name or path to a .gguf file")
     common(sp)
+    engine_flag(sp)
     sp = sub.add_parser("sources", help="list the indexed documents")
     common(sp)
     sp = sub.add_parser("forget", help="remove documents (or everything under folders) from the index")
@@ -114,13 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                     help="let web pages from ORIGIN call the API (repeatable; off by default)")
     common(sp, json_flag=False)
+    engine_flag(sp)
     sp = sub.add_parser("mcp", help="serve the documents to MCP clients over stdio")
     sp.add_argument("--model", default=None, help="the chat model answers come from (default: the built-in one)")
     sp.add_argument("--ctx", type=int, default=4096, help="context size in tokens (default: %(default)s)")
     common(sp, json_flag=False)
+    engine_flag(sp)
     from app import hw
 
-    hw.add_parser(sub)
+    engine_flag(hw.add_parser(sub))
     sp = sub.add_parser("embedder", help="add, list and check embedding models")
     esub = sp.add_subparsers(dest="embedder_command", metavar="ACTION", required=True)
     ep = esub.add_parser("add", help="convert a sentence-transformers folder (BERT family) for Hearth; no network")
@@ -142,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     ep.add_argument("--json", action="store_true", help="print the result as JSON")
     sp = sub.add_parser("gui", help="open the desktop app (also: `hearth` with no command)")
     sp.add_argument("--workspace", default=None, help="workspace to open (default: the last one used)")
+    engine_flag(sp)
     sp.add_argument("--screenshot", type=Path, default=None, metavar="PNG",
                     help="wait until the window is idle, save a picture of it to PNG and exit")
     sp.add_argument("--add", type=Path, action="append", default=[], metavar="PATH",
@@ -153,6 +160,22 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --screenshot and --add: take it half-way through indexing")
     sp.add_argument("--size", default="1360x860", metavar="WxH", help="with --screenshot: window size")
     return p
+
+
+def engine_flag(sp: argparse.ArgumentParser) -> None:
+    """`--engine` on a command that runs llama.cpp (inference/engines.py)."""
+    sp.add_argument("--engine", choices=CHOICES, default=None,
+                    help="llama.cpp engine: auto (default, or HEARTH_ENGINE), cpu, vulkan (make vulkan builds "
+                         "it) or hip")
+
+
+def start_engine(args: argparse.Namespace) -> None:
+    """Choose the command's llama.cpp engine and make it the one llama_cpp loads, before anything imports it."""
+    if not hasattr(args, "engine"):
+        return
+    from inference import engines
+
+    engines.start(engines.choose(engines.requested_engine(args.engine)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -176,6 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     try:
+        start_engine(args)
         if args.command == "gui":
             return _gui(args)
         if args.command == "hw":  # needs no data folder and no service

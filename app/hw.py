@@ -56,8 +56,15 @@ def run(args: argparse.Namespace) -> int:
         checker = check_plan(machine, config, args.model, plan, args.gpu_layers)
         if args.load:
             actual, comparison = load_and_compare(args.model, plan, config)
+    choice, vulkan = engine_facts()
     if args.json:
         out = machine_report(machine)
+        out["engine"] = choice.to_json() if choice is not None else None
+        # Each matched to the GPU sysfs reports by PCI id (None: a software device, or one sysfs does not show).
+        out["vulkan_devices"] = [{**d.to_json(), "gpu": next((g.index for g in machine.gpus if g.pci_id == d.pci_id),
+                                                             None)} for d in vulkan.devices]
+        if vulkan.error:
+            out["vulkan_error"] = vulkan.error
         if plan is not None:
             out["plan"] = plan.to_json()
             out["checks"].append(plan_check(plan).to_json())
@@ -67,10 +74,49 @@ def run(args: argparse.Namespace) -> int:
         if actual is not None:
             out["actual"] = actual.to_json()
             out["comparison"] = [c.to_json() for c in comparison]
+            out["loaded"] = loaded_json(plan, actual)
         print(json.dumps(out, ensure_ascii=False))
     else:
         print(render(machine, plan, actual, comparison, checker=checker))
+        print("\n".join(["", *render_engine(choice, vulkan)]))
     return EXIT_OK
+
+
+def engine_facts() -> tuple[Any, Any]:
+    """The engine this process runs (None when none was chosen) and the Vulkan devices (probed unless the choice
+    already did)."""
+    from inference import engines
+    from inference.vulkan import VulkanProbe, devices
+
+    choice = engines.active()
+    if choice is not None and "vulkan" in choice.available:
+        return choice, VulkanProbe(devices=choice.vulkan_devices)
+    return choice, devices()
+
+
+def loaded_json(plan: MemoryPlan, actual: Any) -> dict[str, Any]:
+    """What llama.cpp really did with the model, beside the plan: the engine, layers planned and offloaded, and
+    its buffers by where they live (Vulkan0, ROCm0, CPU...)."""
+    from inference.engines import engine_name
+
+    buffers: dict[str, int] = {}
+    for b in actual.buffers:
+        buffers[b.buffer] = buffers.get(b.buffer, 0) + b.size
+    return {"engine": engine_name(), "n_layers": plan.n_layers, "planned_layers": plan.n_gpu_layers,
+            "actual_layers": actual.n_gpu_layers, "buffers": buffers}
+
+
+def render_engine(choice: Any, vulkan: Any) -> list[str]:
+    """The engine line and the Vulkan devices, for the human report."""
+    lines = []
+    if choice is not None:
+        lines.append(f"Engine  {choice.chosen} ({choice.reason}); installed: {', '.join(choice.available)}")
+    lines.append("Vulkan devices" if vulkan.devices else f"Vulkan devices: none ({vulkan.error or 'none listed'})")
+    for d in vulkan.devices:
+        budget = f", budget {format_bytes(d.budget_bytes)}" if d.budget_bytes else ""
+        kind = "software, on the CPU" if d.software else d.type
+        lines.append(f"  {d.index}  {d.name}  ({d.driver}, {kind}; heap {format_bytes(d.heap_bytes)}{budget})")
+    return lines
 
 
 def check_plan(machine: Machine, config: HearthConfig, chat: str | None, chat_plan: MemoryPlan,

@@ -20,7 +20,9 @@ from inference.gpu_select import HIP_ENV, ROCR_ENV, GpuSelection, select_gpus
 from inference.hardware import OVERRIDE_ENV, UNIFIED_MEMORY_ENV, DeviceAccess, DriverInfo, GpuInfo, Machine, NpuInfo
 
 HIP_BUILD = 'CMAKE_ARGS="-DGGML_HIP=on -DAMDGPU_TARGETS={gfx}" pip install --force-reinstall --no-cache-dir llama-cpp-python'
-VULKAN_BUILD = 'CMAKE_ARGS="-DGGML_VULKAN=on" pip install --force-reinstall --no-cache-dir llama-cpp-python'
+# Hearth's own Vulkan engine, built beside the CPU one and run in its tests on lavapipe (inference/engines.py).
+VULKAN_BUILD = ("`make vulkan` in Hearth's folder (Debian: glslc, libvulkan-dev, mesa-vulkan-drivers), "
+                "then Hearth picks it (or: --engine vulkan)")
 
 
 @dataclass(frozen=True)

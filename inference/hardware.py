@@ -227,7 +227,10 @@ class Machine:
 
     def offload_target(self) -> OffloadTarget | None:
         """The GPU(s) of `offload_gpus` as one budget target (several: their memory added up), marked unusable
-        when the installed llama.cpp has no GPU backend."""
+        when the installed llama.cpp has no GPU backend. With the Vulkan engine, the Vulkan devices llama.cpp
+        itself lists (`vulkan_target`)."""
+        if self.offload_backend() == "vulkan":
+            return self.vulkan_target()
         gpus = self.offload_gpus()
         if not gpus:
             return None
@@ -243,6 +246,28 @@ class Machine:
         return OffloadTarget(name=" + ".join(f"GPU{g.index} {g.name}" for g in gpus), free=free, total=total or free,
                              backend=self.offload_backend() or "rocm", usable=usable,
                              memory=gpus[0].memory_pool if len(gpus) == 1 else "vram")
+
+    def vulkan_target(self) -> OffloadTarget | None:
+        """The Vulkan devices llama.cpp puts layers on, as one target: their free memory as llama.cpp reads it
+        (the driver's budget where it has VK_EXT_memory_budget, else the device-local heap), capped by
+        HEARTH_VULKAN_HEAP (tests: a small heap forces a partial offload). A software device counts as system
+        memory."""
+        from inference.vulkan import HEAP_ENV
+
+        lc = self.runtimes.llama_cpp if self.runtimes else None
+        devices = [d for d in (lc.devices if lc else ()) if d.kind in ("gpu", "igpu") and d.free
+                   and d.name.lower().startswith("vulkan")]
+        if not devices:
+            return None
+        cap = os.environ.get(HEAP_ENV, "").strip()
+        limit = int(cap) if cap.isdigit() else None
+        free = sum(min(d.free or 0, limit) if limit is not None else d.free or 0 for d in devices)
+        total = sum(min(d.total or d.free or 0, limit) if limit is not None else d.total or d.free or 0
+                    for d in devices)
+        software = all(re.search(r"llvmpipe|lavapipe|swiftshader", d.description, re.I) for d in devices)
+        return OffloadTarget(name=" + ".join(f"{d.name} {d.description}" for d in devices), free=free,
+                             total=total or free, backend="vulkan", usable=bool(lc and lc.gpu_offload),
+                             memory="gtt" if software or all(d.kind == "igpu" for d in devices) else "vram")
 
     def to_json(self) -> dict[str, Any]:
         """The facts as JSON-ready values; `inference.checklist.report` adds the verdicts and advice."""

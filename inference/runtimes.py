@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 GPU_PROVIDERS = ("MIGraphXExecutionProvider", "ROCMExecutionProvider", "CUDAExecutionProvider",
@@ -146,9 +148,17 @@ def probe_llama_cpp() -> LlamaCppInfo:
     return LlamaCppInfo(version=version, gpu_offload=offload, devices=devices, system_info=_read_once["system_info"])
 
 
+def loaded_lib_dir() -> Path | None:
+    """The folder llama_cpp loaded its libraries from, once it is imported (an engine's, inference/engines.py)."""
+    module = sys.modules.get("llama_cpp.llama_cpp")
+    base = getattr(module, "_base_path", None)
+    return Path(base) if base is not None else None
+
+
 def _ggml_devices(llama_cpp: Any) -> tuple[RuntimeDevice, ...]:
     """The ggml backend registry's devices, read through the C API of the libggml that llama_cpp loaded."""
-    lib_dir = os.path.join(os.path.dirname(llama_cpp.__file__), "lib")
+    loaded = loaded_lib_dir()  # the engine's libraries (inference/engines.py), else the package's own
+    lib_dir = str(loaded) if loaded is not None else os.path.join(os.path.dirname(llama_cpp.__file__), "lib")
     path = next((os.path.join(lib_dir, n) for n in ("libggml.so", "libggml.dylib", "ggml.dll")
                  if os.path.exists(os.path.join(lib_dir, n))), None)
     if path is None:

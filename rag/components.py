@@ -96,14 +96,18 @@ def plan_gpu_layers(path: Path, config: HearthConfig, n_ctx: int | None = None) 
 
     `HearthConfig.n_gpu_layers is None` is the one meaning of "automatic" (the settings' AUTO, `hw`'s plan).
     """
-    if config.n_gpu_layers is not None:
+    from inference.engines import active
+
+    engine = active()
+    cpu_only = engine is not None and engine.chosen == "cpu"  # the engine asked for runs no layer on a GPU
+    if config.n_gpu_layers is not None and not cpu_only:
         return config.n_gpu_layers, None
     from inference.hardware import detect
 
     prepare_gpus()  # before detect(): probing the runtimes loads llama.cpp's GPU backend in this process
 
     try:
-        plan = detect().plan(path, n_ctx=config.n_ctx if n_ctx is None else n_ctx)
+        plan = detect().plan(path, n_ctx=config.n_ctx if n_ctx is None else n_ctx, n_gpu_layers=0 if cpu_only else None)
     except HearthError as exc:
         log.warning("no memory plan for %s (%s); running on the CPU", path.name, exc)
         return 0, None
