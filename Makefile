@@ -7,7 +7,7 @@ PIP := $(PY) -m pip
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 DEMO_DATA ?= .data/demo
 
-.PHONY: run test soak demo venv clean venv-rocm venv-migraphx venv-cuda venv-cpu bundle bundle-rocm offline-check app-folder icons
+.PHONY: run test soak demo venv vulkan clean venv-rocm venv-migraphx venv-cuda venv-cpu bundle bundle-rocm offline-check app-folder icons
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,12 @@ soak: venv
 venv-rocm venv-migraphx venv-cuda venv-cpu: venv-%: venv
 	$(PY) packaging/install_onnxruntime.py $*
 	$(VENV)/bin/hearth embedder check
+
+# llama.cpp's Vulkan engine beside the CPU one (packaging/build_vulkan.py): about 11 minutes on 2 cores the first
+# time, then copied from the machine's build cache. Needs Debian's glslc and libvulkan-dev (mesa-vulkan-drivers
+# gives a device: RADV for AMD GPUs, lavapipe on the CPU). `hearth hw --engine vulkan` then says what it runs on.
+vulkan: venv
+	$(PY) packaging/build_vulkan.py
 
 # Offline office deployment (README: "Offline install for IT"). `bundle` writes build/hearth-VERSION-cpu-…/:
 # every wheel (llama-cpp-python prebuilt), the default models, SHA256SUMS and ./install.sh.
