@@ -1,6 +1,6 @@
 """Retake the user guide's screenshots (docs/screenshots/*.png) from the current app.
 
-    python packaging/make_screenshots.py [--only chat|library|hardware]... [--out DIR] [--data DIR]
+    python packaging/make_screenshots.py [--only chat|library|hardware|vulkan]... [--out DIR] [--data DIR]
 
 Each picture is one `hearth gui --screenshot` run in a data folder of its own (under --data, a temporary
 folder by default), so nothing of yours is read or changed:
@@ -9,7 +9,9 @@ folder by default), so nothing of yours is read or changed:
                 (a few minutes on 2 CPU cores: the answer is really written and checked);
 - library.png:  the demo documents and this guide's task pages being indexed, taken half-way through;
 - hardware.png: the hardware panel over a fixture copy of a Strix Halo machine's /sys
-                (HEARTH_SYSFS_ROOT=tests/fixtures/sysfs/strix-halo), so it looks the same on every machine.
+                (HEARTH_SYSFS_ROOT=tests/fixtures/sysfs/strix-halo), so it looks the same on every machine;
+- vulkan.png:   the hardware panel with the Vulkan engine (`make vulkan`) on this machine's Vulkan device, its heap
+                capped at 700 MiB (HEARTH_VULKAN_HEAP) so the model is partly offloaded.
 
 The window is drawn offscreen (QT_QPA_PLATFORM=offscreen) unless a display is set; under Xvfb run it as
 `xvfb-run -a python packaging/make_screenshots.py`. Exit code 0 when every picture was saved.
@@ -56,6 +58,9 @@ def shots() -> dict[str, Shot]:
         "chat": Shot("chat", ("--ask", QUESTION), documents=(DEMO,)),
         "library": Shot("library", ("--panel", "library", "--during-ingest"), documents=(DEMO, *GUIDE_PAGES)),
         "hardware": Shot("hardware", ("--panel", "hardware"), env={"HEARTH_SYSFS_ROOT": str(FIXTURE_SYSFS)}),
+        # The Vulkan engine on this machine's own Vulkan device (lavapipe where there is no GPU), with a heap capped
+        # so that the plan offloads part of the model: planned and actual layers side by side.
+        "vulkan": Shot("vulkan", ("--panel", "hardware", "--engine", "vulkan"), env={"HEARTH_VULKAN_HEAP": str(700 << 20)}),
     }
 
 

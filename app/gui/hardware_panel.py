@@ -94,9 +94,12 @@ class HardwarePanel(QScrollArea):
         if len(gpus) > 1 or selection.get("hidden_by_hearth"):
             steps.append(lambda: self._selection(selection))
         steps += [partial(self._gpu, g) for g in gpus] + [partial(self._npu, n) for n in npus]
-        if not gpus:
+        if not gpus and (snap.get("engine") or {}).get("chosen") == "vulkan":
+            steps.append(lambda: muted(self.tr("No GPU found in the system files: the chat model runs on the "
+                                               "Vulkan device below.")))
+        elif not gpus:
             steps.append(lambda: muted(self.tr("No GPU found: the models run on the CPU.")))
-        steps += [partial(step, snap) for step in (self._cpu, self._plan, self._runtimes, self._checks)]
+        steps += [partial(step, snap) for step in (self._cpu, self._plan, self._runtimes, self._engine, self._checks)]
         self._steps = steps
         self._lay.addStretch(1)
         self._next_step()
@@ -249,7 +252,9 @@ class HardwarePanel(QScrollArea):
             planned=plan.get("n_gpu_layers", 0), total=plan.get("n_layers", "?"))
         layers += ", " + (self.tr("{n} in use").format(n=actual) if actual is not None
                           else self.tr("model not loaded yet"))
-        lay.addWidget(QLabel(layers))
+        if 0 < plan.get("n_gpu_layers", 0) < plan.get("n_layers", 0):
+            layers += " " + self.tr("(a partial offload: the other layers run on the CPU)")
+        lay.addWidget(wrapped(QLabel(layers)))
         fits = plan.get("fits")
         verdict = QLabel(self.tr("Fits in memory") if fits else self.tr("Does not fit in memory"))
         _colour(verdict, theme.OK if fits else theme.ERROR)
@@ -320,6 +325,35 @@ class HardwarePanel(QScrollArea):
             self._runtime_row(lay, "ONNX Runtime", detail, _check(checks, "ONNX Runtime"))
         return box
 
+    def _engine(self, snap: dict[str, Any]) -> QWidget:
+        """The llama.cpp engine running (and why), the engines installed, and the Vulkan devices."""
+        box = _card()
+        lay = QVBoxLayout(box)
+        engine = snap.get("engine") or {}
+        chosen = engine.get("chosen") or "cpu"
+        lay.addWidget(title(self.tr("llama.cpp engine: {engine}").format(engine=_ENGINE_NAMES.get(chosen, chosen))))
+        if engine.get("reason"):
+            lay.addWidget(wrapped(muted(engine["reason"])))
+        if engine.get("available"):
+            lay.addWidget(muted(self.tr("Installed: {engines}").format(
+                engines=", ".join(_ENGINE_NAMES.get(e, e) for e in engine["available"]))))
+        devices = snap.get("vulkan_devices") or []
+        if not devices:
+            lay.addWidget(muted(self.tr("No Vulkan device.")))
+        running = (engine.get("device") or {}).get("index") if chosen == "vulkan" else None
+        for d in devices:
+            kind = self.tr("software, runs on the CPU") if d.get("software") else d.get("type", "?")
+            memory = self.tr("heap {heap}").format(heap=format_bytes(d.get("heap_bytes")))
+            if d.get("budget_bytes"):
+                memory += ", " + self.tr("budget {budget}").format(budget=format_bytes(d["budget_bytes"]))
+            row = QHBoxLayout()
+            row.addWidget(dot(theme.OK if d.get("index") == running else QColor("#868e96")))
+            text = f"<b>Vulkan {d.get('index')}</b> — {html.escape(str(d.get('name')))} " \
+                   f"({html.escape(str(d.get('driver')))}, {html.escape(kind)}; {html.escape(memory)})"
+            row.addWidget(wrapped(QLabel(text)), 1)
+            lay.addLayout(row)
+        return box
+
     def _runtime_row(self, lay: QVBoxLayout, name: str, detail: str, check: dict[str, Any] | None) -> None:
         verdict = (check or {}).get("verdict", "ok")
         row = QHBoxLayout()
@@ -360,6 +394,14 @@ class HardwarePanel(QScrollArea):
                 widget.hide()
                 widget.setParent(None)
                 widget.deleteLater()
+
+
+_ENGINE_NAMES = {"cpu": "CPU", "vulkan": "Vulkan", "hip": "HIP (ROCm)"}
+
+
+def wrapped(label: QLabel) -> QLabel:
+    label.setWordWrap(True)
+    return label
 
 
 def _card() -> QFrame:

@@ -8,6 +8,8 @@
                                       checker of its own, or one not prepared yet)
     + "check_actual": LoadReport.to_json()  what llama.cpp allocated for the checker, once it is loaded (else None)
     + "actual": LoadReport.to_json()  what llama.cpp really allocated, once the model is loaded (else None)
+    + "engine": EngineChoice.to_json()  the llama.cpp engine this process runs and why (None: not chosen)
+    + "vulkan_devices": [VulkanDevice.to_json()]  the Vulkan devices the loader lists
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ def snapshot(
     out["plan_error"] = None
     out["actual"] = load_report.to_json() if load_report is not None else None
     out["check_actual"] = check_report.to_json() if check_report is not None else None
+    from app.hw import engine_facts
+
+    choice, vulkan = engine_facts()
+    out["engine"] = choice.to_json() if choice is not None else None
+    out["vulkan_devices"] = [d.to_json() for d in vulkan.devices]
     if model_path is not None:
         try:
             plan = machine.plan(model_path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers)

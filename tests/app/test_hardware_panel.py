@@ -117,3 +117,29 @@ def test_panel_shows_the_answer_checker_beside_the_chat_model(qtbot, on, tmp_pat
     shown = texts(panel)
     assert "3 of 3 layers on the GPU (300.00 MiB); loaded, 3 layers on the GPU" in shown
     assert "Does not fit beside the chat model" in shown
+
+
+def test_panel_shows_the_engine_and_the_vulkan_devices_the_loader_lists(qtbot, on, monkeypatch):
+    # The real Vulkan loader's devices (lavapipe where mesa-vulkan-drivers is installed), and the engine chosen.
+    from inference import engines
+    from inference.vulkan import devices
+
+    probe = devices()
+    if not probe.devices:
+        pytest.skip(f"no Vulkan device here ({probe.error}); .ci/run installs mesa-vulkan-drivers (lavapipe)")
+    choice = engines.EngineChoice("vulkan", "asked for by name", ("cpu", "vulkan"), None, probe.devices[0],
+                                  probe.devices)
+    monkeypatch.setattr(engines, "_active", [choice])
+    on("rdna3-desktop")
+    snap = snapshot()
+    assert snap["engine"]["chosen"] == "vulkan" and snap["vulkan_devices"] == [d.to_json() for d in probe.devices]
+    panel = HardwarePanel()
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.shown, timeout=10_000):
+        panel.set_snapshot(snap)
+    shown = texts(panel)
+    assert "llama.cpp engine: Vulkan" in shown and "Installed: CPU, Vulkan" in shown
+    first = probe.devices[0]
+    assert f"<b>Vulkan 0</b> — {first.name}" in shown
+    if first.software:
+        assert "software, runs on the CPU" in shown
