@@ -33,6 +33,7 @@ Variants:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -78,6 +79,7 @@ class Plan:
     gpu_onnxruntime: str | None  # the ONNX Runtime requirement swapped in on the target (ROCm variant)
     gpu_onnxruntime_variant: str | None  # its install_onnxruntime.py variant name
     gfx_targets: tuple[str, ...] = ()
+    vulkan: Path | None = None  # the Vulkan engine's libraries (make vulkan) carried beside the wheels, if asked
 
 
 def default_gfx_targets() -> tuple[str, ...]:
@@ -357,6 +359,8 @@ def build(plan: Plan, *, archive: bool = False) -> dict[str, object]:
     (partial / "install.sh").chmod(0o755)
     _copy_desktop(partial)
     shutil.copytree(ASSETS / "demo", partial / "demo")
+    if plan.vulkan is not None:  # install.py puts it in the new environment's hearth-engines/vulkan
+        shutil.copytree(plan.vulkan, partial / "engines" / "vulkan", symlinks=True)
 
     info: dict[str, object] = {
         "name": "hearth",
@@ -369,6 +373,7 @@ def build(plan: Plan, *, archive: bool = False) -> dict[str, object]:
                       "fresh_build": plan.rebuild_llama, "gfx_targets": list(plan.gfx_targets)},
         "gpu_onnxruntime": {"requirement": plan.gpu_onnxruntime, "variant": plan.gpu_onnxruntime_variant}
         if plan.gpu_onnxruntime else None,
+        "engines": ["vulkan"] if plan.vulkan is not None else [],
         "glibc": glibc_required([w.name for w in wheelhouse.glob("*.whl")], build_glibc=this_glibc()),
         "wheels": len(list(wheelhouse.glob("*.whl"))),
         "model_packages": len(list(models.glob("*.whl"))),
@@ -400,6 +405,17 @@ def build(plan: Plan, *, archive: bool = False) -> dict[str, object]:
     return info
 
 
+def vulkan_engine() -> Path:
+    """This environment's Vulkan engine (make vulkan), for the same llama-cpp-python the bundle carries."""
+    sys.path.insert(0, str(PACKAGING.parent))
+    from inference.engines import installed
+
+    found = installed().get("vulkan")
+    if found is None:
+        raise BundleError("--vulkan: this environment has no Vulkan engine; run `make vulkan` first.")
+    return found
+
+
 def _project_version() -> str:
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     m = re.search(r'^version\s*=\s*"([^"]+)"', text, re.M)
@@ -422,11 +438,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--onnxruntime", choices=sorted(GPU_ONNXRUNTIME), default="migraphx",
                    help="rocm: the ONNX Runtime build for the GPU (default: %(default)s)")
     p.add_argument("--rebuild-llama", action="store_true", help="cpu: build llama-cpp-python afresh (portable flags)")
+    p.add_argument("--vulkan", action="store_true",
+                   help="carry llama.cpp's Vulkan engine, built here by `make vulkan`, as an alternative engine")
     args = p.parse_args(argv)
     try:
         plan = make_plan(args.variant, (args.out or default_out(args.variant)).resolve(),
                          gfx=[g for g in args.gfx.split(",") if g], onnxruntime=args.onnxruntime,
                          rebuild_llama=args.rebuild_llama)
+        if args.vulkan:
+            plan = dataclasses.replace(plan, vulkan=vulkan_engine())
         info = build(plan, archive=args.archive)
     except BundleError as exc:
         print(f"bundle: error: {exc}", file=sys.stderr)

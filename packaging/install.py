@@ -208,6 +208,8 @@ def install(bundle: Path, prefix: Path, *, system: bool, desktop: bool = True, p
         if gpu is not None:
             _run(gpu, env=pip_env(env))
         _run([str(python), "-I", "-c", "import app.cli, rag.service, inference.models, chromadb, onnxruntime, llama_cpp"])
+        if (bundle / "engines").is_dir():  # alternative llama.cpp engines (Vulkan), beside the installed build
+            shutil.copytree(bundle / "engines", venv / "hearth-engines", symlinks=True)
     except BaseException:
         shutil.rmtree(venv, ignore_errors=True)
         if old.exists():

