@@ -175,7 +175,20 @@ def start_engine(args: argparse.Namespace) -> None:
         return
     from inference import engines
 
-    engines.start(engines.choose(engines.requested_engine(args.engine)))
+    flag = args.engine
+    if flag is None and args.command == "gui" and args.screenshot is None:
+        flag = _saved_engine()  # the engine chosen in the app's Settings, under the flag, over HEARTH_ENGINE
+    engines.start(engines.choose(engines.requested_engine(flag)))
+
+
+def _saved_engine() -> str | None:
+    """The engine saved in the app's Settings, if one was and the app can be loaded."""
+    try:
+        from app.gui.prefs import Prefs, default_path
+    except ImportError:
+        return None  # the window cannot start either; _gui says why
+    saved = Prefs(default_path()).engine
+    return saved if saved in CHOICES else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

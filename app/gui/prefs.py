@@ -104,6 +104,10 @@ class Prefs:
     not_found = property(lambda self: self._get("answers/not_found", "balanced", str) or None
                          if self._s.contains("answers/not_found") else None,
                          lambda self, v: self._s.setValue("answers/not_found", str(v or "")))
+    # The llama.cpp engine (inference/engines.py): auto, cpu, vulkan or hip; None while never chosen, so that
+    # HEARTH_ENGINE counts. It applies when the app starts: a process loads one engine.
+    engine = property(lambda self: self._get("models/engine", "", str) or None,
+                      lambda self, v: self._s.setValue("models/engine", str(v or "")))
     language = property(lambda self: self._get("ui/language", "", str),
                         lambda self, v: self._s.setValue("ui/language", v or ""))
 

@@ -84,6 +84,7 @@ class SettingsDialog(QDialog):
         row.addWidget(self.layers)
         row.addStretch(1)
         form.addRow(self.tr("GPU layers"), layers)
+        form.addRow(self.tr("llama.cpp engine"), self._engine_choice(prefs))
         self.preview = muted(self.tr("Working out the memory plan…"), rich=True)  # every text set in it is escaped
         form.addRow("", self.preview)
 
@@ -235,6 +236,32 @@ class SettingsDialog(QDialog):
             self.layers.setValue(int(plan.get("n_gpu_layers", 0)))
             self.layers.blockSignals(False)
 
+    def _engine_choice(self, prefs: Any) -> QComboBox:
+        """The llama.cpp engine the app starts with: those not installed are listed, greyed out."""
+        from inference.engines import active, installed, requested_engine
+        from inference.errors import UsageError
+
+        self.engine = QComboBox()
+        present = installed()
+        for name, label in (("auto", self.tr("Automatic")), ("cpu", self.tr("CPU")),
+                            ("vulkan", self.tr("Vulkan")), ("hip", self.tr("HIP (ROCm)"))):
+            self.engine.addItem(label if name == "auto" or name in present else
+                                self.tr("{engine} (not installed)").format(engine=label), name)
+            if name != "auto" and name not in present:
+                self.engine.model().item(self.engine.count() - 1).setEnabled(False)
+        try:
+            current = prefs.engine or requested_engine(None)  # as saved, else HEARTH_ENGINE, else automatic
+        except UsageError:
+            current = "auto"
+        self.engine.setCurrentIndex(max(0, self.engine.findData(current)))
+        running = active()
+        now = self.tr(" Now running: {engine} ({reason}).").format(engine=running.chosen, reason=running.reason) \
+            if running is not None else ""
+        self.engine.setToolTip(self.tr("Which llama.cpp build runs the chat model: Automatic takes HIP where ROCm "
+                                       "runs the GPU, else Vulkan on a GPU, else the CPU. Applies when Hearth "
+                                       "starts again.") + now)
+        return self.engine
+
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, self.tr("Data folder"), self.data_dir.text())
         if folder:
@@ -248,6 +275,7 @@ class SettingsDialog(QDialog):
         self.prefs.chunk_tokens = self.chunk.value()
         self.prefs.model_ranking = self.ranking.isChecked()
         self.prefs.not_found = self.not_found.currentData()
+        self.prefs.engine = self.engine.currentData()
         self.prefs.data_dir = self.data_dir.text().strip() or None
         self.prefs.api_server = self.server.isChecked()
         self.prefs.language = self.language.currentData() or ""

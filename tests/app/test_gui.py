@@ -449,7 +449,16 @@ def test_settings_preview_the_fit_and_apply(qtbot, tmp_path):
     assert dialog.not_found.currentData() == "balanced" == w.ops.config.not_found  # "Say so when unsure"
     assert [dialog.not_found.itemData(i) for i in range(dialog.not_found.count())] == ["strict", "balanced", "off"]
     dialog.not_found.setCurrentIndex(dialog.not_found.findData("off"))  # "Always show the model's answer"
+    # The engine: the engines not installed here are listed, greyed out; the choice applies at the next start.
+    from inference.engines import installed
+
+    engines = [dialog.engine.itemData(i) for i in range(dialog.engine.count())]
+    assert engines == ["auto", "cpu", "vulkan", "hip"] and dialog.engine.currentData() == "auto"
+    enabled = {e for i, e in enumerate(engines) if dialog.engine.model().item(i).isEnabled()}
+    assert enabled == {"auto", *installed()}
+    dialog.engine.setCurrentIndex(dialog.engine.findData("cpu"))
     dialog.save()
+    assert app.window.prefs.engine == "cpu" and app.settings().engine.currentData() == "cpu"
     w.apply_prefs()
     config = w.ops.config
     assert (config.chat_model, config.n_ctx, config.n_gpu_layers) == ("tiny-chat.gguf", 2048, 0)

@@ -123,3 +123,20 @@ def _env() -> dict[str, str]:
     import os
 
     return {k: v for k, v in os.environ.items() if k != "HEARTH_ENGINE"}
+
+
+def test_the_window_starts_with_the_engine_saved_in_its_settings(tmp_path):
+    # Settings saved "hip" (not installed here): the window refuses to start with that engine and says why, before
+    # any window opens; the flag still wins over the saved choice.
+    config = tmp_path / "config"
+    env = {**_env(), "XDG_CONFIG_HOME": str(config), "QT_QPA_PLATFORM": "offscreen"}
+    code = ("from app.gui.prefs import Prefs, default_path; p = Prefs(default_path()); p.engine = 'hip'; p.sync(); "
+            "print(default_path())")
+    saved = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert saved.returncode == 0 and saved.stdout.startswith(str(config)), saved.stderr
+    r = subprocess.run([sys.executable, "-m", "app", "--data-dir", str(tmp_path / "d"), "gui"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "hip engine is not installed" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "app", "--data-dir", str(tmp_path / "d"), "gui", "--engine", "metal"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2
