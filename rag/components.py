@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inference.errors import HearthError, UsageError
+from inference.errors import HearthError, ModelError, UsageError
 from rag.config import HearthConfig, model_allowed
 
 if TYPE_CHECKING:
@@ -127,8 +127,17 @@ def load_chat_model(config: HearthConfig, model: str | None = None) -> LoadedCha
     prepare_gpus()
     path = resolve_chat_model(model if model is not None else config.chat_model, config)
     layers, plan = plan_gpu_layers(path, config)
-    return LoadedChatModel(LlamaCppModel(path, n_ctx=config.n_ctx, n_threads=config.n_threads, n_gpu_layers=layers),
-                           plan)
+    try:
+        return LoadedChatModel(LlamaCppModel(path, n_ctx=config.n_ctx, n_threads=config.n_threads,
+                                             n_gpu_layers=layers), plan)
+    except ModelError as exc:
+        if layers == 0:
+            raise
+        # The GPU refused what was planned (its driver ran out of memory, or the backend failed to start): the
+        # model still answers, on the CPU, and the log and the hardware panel (0 layers in use) say so.
+        log.warning("%s did not load with %s GPU layers (%s); loading it on the CPU", path.name, layers, exc)
+        return LoadedChatModel(LlamaCppModel(path, n_ctx=config.n_ctx, n_threads=config.n_threads, n_gpu_layers=0),
+                               plan)
 
 
 CHECK_WITH_CHAT = "chat"  # HearthConfig.check_model: check answers with the chat model

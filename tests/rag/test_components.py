@@ -67,6 +67,40 @@ def test_a_named_model_is_loaded_apart_from_the_services_own(tmp_path):
         second.model.close()
 
 
+def test_a_model_the_gpu_refuses_loads_on_the_cpu(tmp_path, monkeypatch, caplog):
+    # The GPU's driver can refuse what the plan chose (out of memory, a backend that fails to start): the real
+    # model then loads with no GPU layer, and the log says why. The refusal is stood in for: this machine has no GPU.
+    pytest.importorskip("llama_cpp")
+    from inference import llm
+    from inference.errors import ModelError
+    from tests.tinygguf import write_tiny_llama
+
+    models = tmp_path / "data" / "models"
+    models.mkdir(parents=True)
+    write_tiny_llama(models / "tiny.gguf")
+    real = llm.LlamaCppModel
+    tried = []
+
+    def refusing_gpu(path, **kwargs):
+        tried.append(kwargs["n_gpu_layers"])
+        if kwargs["n_gpu_layers"]:
+            raise ModelError("Cannot load the model tiny.gguf: unable to allocate Vulkan0 buffer")
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(llm, "LlamaCppModel", refusing_gpu)
+    config = HearthConfig(data_dir=tmp_path / "data", chat_model="tiny.gguf", n_threads=1, n_gpu_layers=12)
+    loaded = load_chat_model(config)
+    try:
+        assert tried == [12, 0] and loaded.model.n_gpu_layers == 0 and loaded.model.load_report.n_gpu_layers == 0
+        assert "did not load with 12 GPU layers (Cannot load the model tiny.gguf: unable to allocate" in caplog.text
+    finally:
+        loaded.model.close()
+    monkeypatch.setattr(llm, "LlamaCppModel", lambda path, **kw: (_ for _ in ()).throw(ModelError("broken file")))
+    with pytest.raises(ModelError, match="broken file"):  # a file that cannot load at all still says so
+        load_chat_model(HearthConfig(data_dir=tmp_path / "data", chat_model="tiny.gguf", n_threads=1,
+                                     n_gpu_layers=0))
+
+
 def test_loading_a_model_on_an_igpu_machine_hides_the_igpu_for_this_process(tmp_path):
     """7800X3D (gfx1036 iGPU) beside an RX 7900 XT: the process that loads the model carries the hiding."""
     pytest.importorskip("llama_cpp")
