@@ -57,8 +57,15 @@ class EngineChoice:
                 "device": self.device.to_json() if self.device else None}
 
 
+# A llama.cpp build of the user's own, named before Hearth started, stands for the installed package's.
+_USER_LIB_PATH = os.environ.get(LIB_PATH_ENV)
+
+
 def package_lib_dir() -> Path | None:
-    """llama-cpp-python's own `lib/` folder, found without importing it (importing loads an engine)."""
+    """The libraries llama-cpp-python loads by default: its own `lib/` folder, found without importing it
+    (importing loads an engine), or the folder the user's LLAMA_CPP_LIB_PATH named."""
+    if _USER_LIB_PATH and (Path(_USER_LIB_PATH) / LIBRARY).exists():
+        return Path(_USER_LIB_PATH)
     spec = importlib.util.find_spec("llama_cpp")
     if spec is None or not spec.submodule_search_locations:
         return None

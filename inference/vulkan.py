@@ -17,6 +17,7 @@ import os
 import struct
 import subprocess
 import sys
+import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -72,9 +73,22 @@ class VulkanProbe:
     error: str | None = None
 
 
-def devices(*, timeout: float = PROBE_TIMEOUT) -> VulkanProbe:
-    """Ask a child process for the Vulkan devices (a driver that crashes or hangs takes only the child with it);
-    the heap cap of HEARTH_VULKAN_HEAP applied."""
+_seen: dict[str, VulkanProbe] = {}
+_seen_lock = threading.Lock()
+
+
+def devices(*, timeout: float = PROBE_TIMEOUT, fresh: bool = False) -> VulkanProbe:
+    """The Vulkan devices, asked of a child process once per process (the hardware panel refreshes while the model
+    works; the devices do not change) unless `fresh`; HEARTH_VULKAN_HEAP's cap applied."""
+    with _seen_lock:
+        if fresh or "probe" not in _seen:
+            _seen["probe"] = _probe_child(timeout)
+        probe = _seen["probe"]
+    return VulkanProbe(devices=tuple(_capped(d) for d in probe.devices), error=probe.error)
+
+
+def _probe_child(timeout: float) -> VulkanProbe:
+    """Ask a child process for the devices: a driver that crashes or hangs takes only the child with it."""
     try:
         r = subprocess.run([sys.executable, "-m", "inference.vulkan"], capture_output=True, text=True,
                            timeout=timeout, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -89,7 +103,7 @@ def devices(*, timeout: float = PROBE_TIMEOUT) -> VulkanProbe:
         return VulkanProbe(error=f"the Vulkan probe failed: {last}")
     if isinstance(found, dict):
         return VulkanProbe(error=str(found.get("error")))
-    return VulkanProbe(devices=tuple(_capped(VulkanDevice(**d)) for d in found))
+    return VulkanProbe(devices=tuple(VulkanDevice(**d) for d in found))
 
 
 def _capped(device: VulkanDevice) -> VulkanDevice:

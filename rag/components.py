@@ -96,18 +96,19 @@ def plan_gpu_layers(path: Path, config: HearthConfig, n_ctx: int | None = None) 
 
     `HearthConfig.n_gpu_layers is None` is the one meaning of "automatic" (the settings' AUTO, `hw`'s plan).
     """
-    from inference.engines import active
+    from inference.engines import active, backend_of
 
     engine = active()
-    cpu_only = engine is not None and engine.chosen == "cpu"  # the engine asked for runs no layer on a GPU
-    if config.n_gpu_layers is not None and not cpu_only:
+    if engine is not None and engine.chosen == "cpu" and engine.lib_dir and backend_of(engine.lib_dir) != "cpu":
+        return 0, None  # a GPU build asked to run on the CPU alone (--engine cpu)
+    if config.n_gpu_layers is not None:
         return config.n_gpu_layers, None
     from inference.hardware import detect
 
     prepare_gpus()  # before detect(): probing the runtimes loads llama.cpp's GPU backend in this process
 
     try:
-        plan = detect().plan(path, n_ctx=config.n_ctx if n_ctx is None else n_ctx, n_gpu_layers=0 if cpu_only else None)
+        plan = detect().plan(path, n_ctx=config.n_ctx if n_ctx is None else n_ctx)
     except HearthError as exc:
         log.warning("no memory plan for %s (%s); running on the CPU", path.name, exc)
         return 0, None

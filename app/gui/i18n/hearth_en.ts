@@ -339,255 +339,295 @@
     </message>
     <message>
         <location filename="../hardware_panel.py" line="98"/>
+        <source>No GPU found in the system files: the chat model runs on the Vulkan device below.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="101"/>
         <source>No GPU found: the models run on the CPU.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="124"/>
+        <location filename="../hardware_panel.py" line="127"/>
         <source>Hardware</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="127"/>
+        <location filename="../hardware_panel.py" line="130"/>
         <source>updated {time}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="130"/>
+        <location filename="../hardware_panel.py" line="133"/>
         <source>Refresh</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="140"/>
+        <location filename="../hardware_panel.py" line="143"/>
         <source>integrated GPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="140"/>
+        <location filename="../hardware_panel.py" line="143"/>
         <source>discrete GPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="142"/>
-        <location filename="../hardware_panel.py" line="193"/>
+        <location filename="../hardware_panel.py" line="145"/>
+        <location filename="../hardware_panel.py" line="196"/>
         <source>driver {name}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="142"/>
-        <location filename="../hardware_panel.py" line="193"/>
+        <location filename="../hardware_panel.py" line="145"/>
+        <location filename="../hardware_panel.py" line="196"/>
         <source>none</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="144"/>
+        <location filename="../hardware_panel.py" line="147"/>
         <source>ROCm: yes</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="144"/>
+        <location filename="../hardware_panel.py" line="147"/>
         <source>ROCm: no</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="146"/>
+        <location filename="../hardware_panel.py" line="149"/>
         <source>ROCm device {n}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="151"/>
+        <location filename="../hardware_panel.py" line="154"/>
         <source>Used</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="151"/>
+        <location filename="../hardware_panel.py" line="154"/>
         <source>Hidden from ROCm</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="152"/>
+        <location filename="../hardware_panel.py" line="155"/>
         <source>Not usable by ROCm</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="152"/>
+        <location filename="../hardware_panel.py" line="155"/>
         <source>Not used</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="162"/>
+        <location filename="../hardware_panel.py" line="165"/>
         <source>VRAM</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="162"/>
+        <location filename="../hardware_panel.py" line="165"/>
         <source>GTT</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="170"/>
+        <location filename="../hardware_panel.py" line="173"/>
         <source>Models are loaded into this memory</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="192"/>
+        <location filename="../hardware_panel.py" line="195"/>
         <source>NPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="202"/>
+        <location filename="../hardware_panel.py" line="205"/>
         <source>CPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="203"/>
+        <location filename="../hardware_panel.py" line="206"/>
         <source>{cores} cores, {threads} threads</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="212"/>
-        <location filename="../hardware_panel.py" line="235"/>
+        <location filename="../hardware_panel.py" line="215"/>
+        <location filename="../hardware_panel.py" line="238"/>
         <source>RAM</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="225"/>
+        <location filename="../hardware_panel.py" line="228"/>
         <source>Memory plan</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="226"/>
+        <location filename="../hardware_panel.py" line="229"/>
         <source>No chat model chosen yet.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="228"/>
+        <location filename="../hardware_panel.py" line="231"/>
         <source>Memory plan: {model}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="229"/>
+        <location filename="../hardware_panel.py" line="232"/>
         <source>{ctx} tokens of context</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="232"/>
+        <location filename="../hardware_panel.py" line="235"/>
         <source>GPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="240"/>
+        <location filename="../hardware_panel.py" line="243"/>
         <source>weights</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="240"/>
+        <location filename="../hardware_panel.py" line="243"/>
         <source>KV cache</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="240"/>
+        <location filename="../hardware_panel.py" line="243"/>
         <source>compute</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="241"/>
+        <location filename="../hardware_panel.py" line="244"/>
         <source>embedder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="248"/>
+        <location filename="../hardware_panel.py" line="251"/>
         <source>Layers on the GPU: {planned} of {total} planned</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="250"/>
+        <location filename="../hardware_panel.py" line="253"/>
         <source>{n} in use</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="251"/>
+        <location filename="../hardware_panel.py" line="254"/>
         <source>model not loaded yet</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="254"/>
+        <location filename="../hardware_panel.py" line="256"/>
+        <source>(a partial offload: the other layers run on the CPU)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="259"/>
         <source>Fits in memory</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="254"/>
+        <location filename="../hardware_panel.py" line="259"/>
         <source>Does not fit in memory</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="266"/>
+        <location filename="../hardware_panel.py" line="271"/>
         <source>Answer checker: {model}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="268"/>
+        <location filename="../hardware_panel.py" line="273"/>
         <source>{n} of {total} layers on the GPU ({gpu})</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="270"/>
+        <location filename="../hardware_panel.py" line="275"/>
         <source>on the CPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="271"/>
+        <location filename="../hardware_panel.py" line="276"/>
         <source>loaded, {n} layers on the GPU</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="272"/>
+        <location filename="../hardware_panel.py" line="277"/>
         <source>loaded with the first answer it checks</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="273"/>
+        <location filename="../hardware_panel.py" line="278"/>
         <source>{ctx} tokens of context, {ram} of RAM, {where}; {loaded}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="278"/>
+        <location filename="../hardware_panel.py" line="283"/>
         <source>Fits beside the chat model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="278"/>
+        <location filename="../hardware_panel.py" line="283"/>
         <source>Does not fit beside the chat model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="295"/>
+        <location filename="../hardware_panel.py" line="300"/>
         <source>{need} of {free} free</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="302"/>
+        <location filename="../hardware_panel.py" line="307"/>
         <source>Runtimes</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="308"/>
-        <location filename="../hardware_panel.py" line="316"/>
+        <location filename="../hardware_panel.py" line="313"/>
+        <location filename="../hardware_panel.py" line="321"/>
         <source>not installed</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="310"/>
+        <location filename="../hardware_panel.py" line="315"/>
         <source>CPU only</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="319"/>
+        <location filename="../hardware_panel.py" line="324"/>
         <source>no working provider</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../hardware_panel.py" line="340"/>
+        <location filename="../hardware_panel.py" line="334"/>
+        <source>llama.cpp engine: {engine}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="338"/>
+        <source>Installed: {engines}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="342"/>
+        <source>No Vulkan device.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="345"/>
+        <source>software, runs on the CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="346"/>
+        <source>heap {heap}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="348"/>
+        <source>budget {budget}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../hardware_panel.py" line="374"/>
         <source>Checks</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1204,6 +1244,7 @@
     </message>
     <message>
         <location filename="../settings_dialog.py" line="69"/>
+        <location filename="../settings_dialog.py" line="246"/>
         <source>Automatic</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1219,144 +1260,179 @@
     </message>
     <message>
         <location filename="../settings_dialog.py" line="87"/>
-        <location filename="../settings_dialog.py" line="211"/>
+        <source>llama.cpp engine</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="88"/>
+        <location filename="../settings_dialog.py" line="212"/>
         <source>Working out the memory plan…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="93"/>
+        <location filename="../settings_dialog.py" line="94"/>
         <source>The embedding model of new workspaces. A workspace whose documents it does not read can switch to a multilingual model from the library&apos;s notice, or with `hearth embedder use NAME --workspace W`.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="96"/>
+        <location filename="../settings_dialog.py" line="97"/>
         <source>Embedding model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="101"/>
+        <location filename="../settings_dialog.py" line="102"/>
         <source> tokens</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="103"/>
+        <location filename="../settings_dialog.py" line="104"/>
         <source>Passage size for documents indexed from now on; re-index to apply it to documents already indexed.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="105"/>
+        <location filename="../settings_dialog.py" line="106"/>
         <source>Passage size</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="107"/>
+        <location filename="../settings_dialog.py" line="108"/>
         <source>The chat model reads the best passages before answering</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="109"/>
+        <location filename="../settings_dialog.py" line="110"/>
         <source>It puts the passage that answers first, which makes answers more often right. Without a GPU this takes some seconds a question; switch it off for faster answers.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="112"/>
+        <location filename="../settings_dialog.py" line="113"/>
         <source>Passage order</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="115"/>
+        <location filename="../settings_dialog.py" line="116"/>
         <source>Say so</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="115"/>
+        <location filename="../settings_dialog.py" line="116"/>
         <source>Say so when unsure</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="116"/>
+        <location filename="../settings_dialog.py" line="117"/>
         <source>Always show the model&apos;s answer</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="119"/>
+        <location filename="../settings_dialog.py" line="120"/>
         <source>What Hearth does when your documents don&apos;t seem to answer a question: say so, and show the closest passages instead of the model&apos;s reply (which stays one click away).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="122"/>
+        <location filename="../settings_dialog.py" line="123"/>
         <source>When the documents don&apos;t answer</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="129"/>
+        <location filename="../settings_dialog.py" line="130"/>
         <source>Choose…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="132"/>
-        <location filename="../settings_dialog.py" line="239"/>
+        <location filename="../settings_dialog.py" line="133"/>
+        <location filename="../settings_dialog.py" line="266"/>
         <source>Data folder</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="134"/>
+        <location filename="../settings_dialog.py" line="135"/>
         <source>Serve the local API on 127.0.0.1:8642</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="136"/>
+        <location filename="../settings_dialog.py" line="137"/>
         <source>OpenAI-compatible: other programs on this computer can ask your documents. Only this computer can connect.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="138"/>
+        <location filename="../settings_dialog.py" line="139"/>
         <source>API server</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="142"/>
+        <location filename="../settings_dialog.py" line="143"/>
         <source>System</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="144"/>
+        <location filename="../settings_dialog.py" line="145"/>
         <source>Takes effect the next time Hearth starts.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="145"/>
+        <location filename="../settings_dialog.py" line="146"/>
         <source>Language</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="193"/>
+        <location filename="../settings_dialog.py" line="194"/>
         <source>(default)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="195"/>
+        <location filename="../settings_dialog.py" line="196"/>
         <source>(unavailable)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="223"/>
+        <location filename="../settings_dialog.py" line="224"/>
         <source>No plan for this model.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="227"/>
+        <location filename="../settings_dialog.py" line="228"/>
         <source>{layers} of {total} layers on the GPU · GPU {gpu} · RAM {ram}</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="230"/>
+        <location filename="../settings_dialog.py" line="231"/>
         <source>fits</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="230"/>
+        <location filename="../settings_dialog.py" line="231"/>
         <source>does not fit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="246"/>
+        <source>CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="247"/>
+        <source>Vulkan</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="247"/>
+        <source>HIP (ROCm)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="249"/>
+        <source>{engine} (not installed)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="258"/>
+        <source> Now running: {engine} ({reason}).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="260"/>
+        <source>Which llama.cpp build runs the chat model: Automatic takes HIP where ROCm runs the GPU, else Vulkan on a GPU, else the CPU. Applies when Hearth starts again.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
