@@ -1,6 +1,7 @@
 """Retrieval benchmark: how often BM25, dense and Hearth's hybrid ranking put the gold passage on top.
 
     python -m bench.retrieval [--json] [--k 10] [--limit N] [--reuse DIR] [--details FILE] [--threads N]
+                              [--chunk-tokens N] [--overlap N]
                               [--questions FILE | --eval tune|tune2|heldout|heldout2|heldout3|all]
                               [--rankings NAME,...]
 
@@ -177,12 +178,16 @@ def run(
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
     which: corpus.Corpus = corpus.ENGLISH,
     rankings: Sequence[tuple[str, str]] = RANKINGS,
+    chunking: dict[str, int] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Index the documents into data_dir and rank every question each way of `rankings` (all of RANKINGS by
-    default); returns (summary, per-question)."""
+    default), the documents chunked as Hearth does or with `chunking`'s IngestOptions (chunk_tokens,
+    overlap_tokens); returns (summary, per-question)."""
+    from rag.ingest import IngestOptions
     from rag.service import Hearth, HearthConfig
 
-    hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads, n_threads=threads))
+    ingest = IngestOptions(**(chunking or {}))
+    hearth = Hearth(HearthConfig(data_dir=data_dir, embed_threads=threads, n_threads=threads, ingest=ingest))
     report, chunks, ingest_s = index_corpus(hearth, documents, questions, log=log)
     modes = dict(rankings)
     base = hearth.config.retrieval
@@ -313,6 +318,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also write each question's ranks and top passages as JSON lines",
     )
     parser.add_argument("--threads", type=int, default=None, help="embedder CPU threads (default: all cores)")
+    parser.add_argument("--chunk-tokens", type=int, default=None, metavar="N",
+                        help="chunk the corpus into N-token passages (default: Hearth's)")
+    parser.add_argument("--overlap", type=int, default=None, metavar="N",
+                        help="tokens a passage repeats of the one before (default: Hearth's)")
     parser.add_argument("--rankings", default=None, metavar="NAME,...",
                         help="only these rankings, comma-separated (default: all of "
                              + ", ".join(name for name, _ in RANKINGS) + ")")
@@ -333,6 +342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
+    chunking = {k: v for k, v in (("chunk_tokens", args.chunk_tokens), ("overlap_tokens", args.overlap))
+                if v is not None}
     which = corpus.EVAL if args.eval is not None else corpus.ENGLISH
     questions = (eval_half(args.eval) if args.eval is not None else load_questions(args.questions))[: args.limit]
     try:
@@ -345,13 +356,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.reuse.mkdir(parents=True, exist_ok=True)
             summary, details = run(
                 questions, data_dir=args.reuse, documents=documents, k=args.k, threads=args.threads, log=log,
-                which=which, rankings=rankings,
+                which=which, rankings=rankings, chunking=chunking,
             )
         else:
             with tempfile.TemporaryDirectory(prefix="hearth-bench-", ignore_cleanup_errors=True) as tmp:
                 summary, details = run(
                     questions, data_dir=Path(tmp), documents=documents, k=args.k, threads=args.threads, log=log,
-                    which=which, rankings=rankings,
+                    which=which, rankings=rankings, chunking=chunking,
                 )
     except HearthError as exc:
         log(f"bench.retrieval: error: {exc}")
