@@ -156,6 +156,7 @@ class OnnxEmbedder:
         outputs = [o.name for o in self._session.get_outputs()]
         self._output = "sentence_embedding" if "sentence_embedding" in outputs else outputs[0]
         self._tokenizer, self._counter, self._pad_id = load_tokenizers(tokenizer_path, self.max_tokens)
+        self.tokens_embedded = 0  # tokens of every text embedded so far (truncated as the model reads them)
         self.dim: int = self._find_dim(meta)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -178,6 +179,7 @@ class OnnxEmbedder:
         except Exception as exc:  # tokenizers raises bare Exception/TypeError subclasses from Rust
             raise EmbedderError(f"The texts could not be tokenized: {exc}") from exc
         lengths = np.array([len(e.ids) for e in encodings])
+        self.tokens_embedded += int(lengths.sum())
         # Longest first: similar lengths share a batch (little padding) and a memory error shows at once.
         order = np.argsort(-lengths, kind="stable")
         result = np.empty((len(encodings), self.dim), dtype=np.float32)

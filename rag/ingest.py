@@ -120,6 +120,7 @@ class IngestReport:
     skipped: int = 0  # files in walked folders whose format Hearth does not read
     chunks: int = 0
     reused: int = 0  # of those chunks, how many kept the vector of an identical earlier chunk
+    tokens_embedded: int = 0  # the embedder's tokens, special ones included: the work embedding costs
     pages: int = 0
     seconds: float = 0.0
     wall: float | None = None  # the whole process's seconds, where a front end counted them (stages add up to it)
@@ -139,6 +140,7 @@ class IngestReport:
             "removed": self.removed,
             "skipped": self.skipped,
             "reused": self.reused,
+            "tokens_embedded": self.tokens_embedded,
             "pages": self.pages,
             "stages": {k: round(v, 3) for k, v in self.stages.items()},
             **({"wall": round(self.wall, 3)} if self.wall is not None else {}),
@@ -263,8 +265,11 @@ class _Run:
             self.check_cancel()
             batch = texts[n : n + step]
             t0 = time.perf_counter()
+            counted = getattr(self.embedder, "tokens_embedded", None)
             vectors = self.embedder.embed(batch)
             self.report.stages["embed"] += time.perf_counter() - t0
+            if counted is not None:
+                self.report.tokens_embedded += self.embedder.tokens_embedded - counted
             for text, vector in zip(batch, vectors, strict=True):
                 for doc, i in fresh[text]:
                     doc.vectors[i] = vector

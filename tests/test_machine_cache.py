@@ -47,6 +47,9 @@ def test_a_second_data_folder_reuses_the_prepared_embedder(tmp_path):
         assert {"startup", "model", "read", "chunk", "embed", "write", "other", "close"} <= set(stages)
         assert sum(stages.values()) == pytest.approx(report["wall"], abs=0.01)
     assert json.loads(first.stdout)["stages"]["model"] > json.loads(second.stdout)["stages"]["model"]
+    # The work embedding cost, in the embedder's tokens: the one passage's "guests park at entrance b ." with
+    # [CLS] and [SEP], the same in both folders.
+    assert [json.loads(run.stdout)["tokens_embedded"] for run in (first, second)] == [9, 9]
 
 
 def test_the_cache_folder_is_the_users_or_the_variables():
