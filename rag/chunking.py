@@ -40,14 +40,19 @@ class Chunk:
 
 
 def embedding_text(chunk: Chunk) -> str:
-    """The text embedded for a chunk: its heading gives context the passage itself may lack."""
+    """The text embedded for a chunk: its section's heading gives context the passage itself may lack."""
     return _embedding_text(chunk.passage, chunk.heading)
 
 
 def _embedding_text(passage: str, heading: str | None) -> str:
-    if not heading or passage.startswith(heading.split(HEADING_SEPARATOR)[-1]):
+    """The passage, after its own section's heading where it does not open with it. The heading alone, not the
+    whole path above it: with no overlap between chunks, that embeds 10 % fewer tokens than the path with a
+    40-token overlap did, at the same held-out retrieval (99 questions: MRR@10 0.867 against 0.864, hit@5 95
+    against 93; docs/evaluation.md, "Chunking")."""
+    last = heading.split(HEADING_SEPARATOR)[-1] if heading else ""
+    if not last or passage.startswith(last):
         return passage  # sections open with their own heading; later chunks of one do not
-    return f"{heading}\n{passage}"
+    return f"{last}\n{passage}"
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,7 @@ def chunk_sections(
     *,
     count_tokens: Callable[[str], int],
     max_tokens: int = 200,
-    overlap_tokens: int = 40,
+    overlap_tokens: int = 0,
 ) -> list[Chunk]:
     """Split sections into chunks of at most `max_tokens` (context included), overlapping by up to `overlap_tokens`."""
     if max_tokens < 8:

@@ -171,3 +171,19 @@ def test_a_tokenizer_that_is_not_additive_over_words_is_counted_whole():
     chunks = chunk_sections([Section(text, None, None, 0)], count_tokens=len, max_tokens=200, overlap_tokens=0)
     assert all(len(c.text) <= 200 for c in chunks)
     assert all(text[c.start : c.end] == c.text for c in chunks)
+
+
+def test_a_chunk_is_embedded_after_its_own_sections_heading_only():
+    # A section opens with its heading, so its first chunk is embedded as it is; a later chunk gets the section's
+    # own heading before it, not the whole path above (the path cost 10 % more tokens for no held-out gain).
+    from rag.chunking import embedding_text
+    from rag.loaders import HEADING_SEPARATOR
+
+    heading = HEADING_SEPARATOR.join(["Travel policy", "Abroad", "Meals"])
+    text = "Meals\n\n" + " ".join(f"word{i}." for i in range(60))
+    chunks = chunk_sections([Section(text, None, heading, 0)], count_tokens=words, max_tokens=25)
+    assert len(chunks) >= 3 and all(c.heading == heading for c in chunks)
+    assert embedding_text(chunks[0]) == chunks[0].text
+    for c in chunks[1:]:
+        assert embedding_text(c) == f"Meals\n{c.text}"
+    assert chunks[1].start >= chunks[0].end  # no overlap by default: each token is embedded once
