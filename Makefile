@@ -55,7 +55,7 @@ venv-rocm venv-migraphx venv-cuda venv-cpu: venv-%: venv
 	$(PY) packaging/install_onnxruntime.py $*
 	$(VENV)/bin/hearth embedder check
 
-# llama.cpp's Vulkan engine beside the CPU one (packaging/build_vulkan.py): about 11 minutes on 2 cores the first
+# llama.cpp's Vulkan engine beside the CPU one (packaging/build_vulkan.py): about 9 minutes on 2 cores the first
 # time, then copied from the machine's build cache. Needs Debian's glslc and libvulkan-dev (mesa-vulkan-drivers
 # gives a device: RADV for AMD GPUs, lavapipe on the CPU). `hearth hw --engine vulkan` then says what it runs on.
 vulkan: venv

@@ -16,7 +16,9 @@ The choice (`choose`), for `--engine` / HEARTH_ENGINE:
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import json
 import os
 import sys
 from collections.abc import Mapping
@@ -32,12 +34,13 @@ if TYPE_CHECKING:
 
 ENGINES_DIR = "hearth-engines"  # under the environment's prefix: one folder of shared libraries per extra engine
 LIBRARY = "libllama.so"
+ENGINE_RECORD = "ENGINE.json"  # {"llama_cpp_python": version, "backend": name}, beside an extra engine's libraries
 ENV_ENGINE = "HEARTH_ENGINE"
 CHOICES = ("auto", "cpu", "vulkan", "hip")
 LIB_PATH_ENV = "LLAMA_CPP_LIB_PATH"  # read by llama_cpp when it is imported
 VISIBLE_ENV = "GGML_VK_VISIBLE_DEVICES"  # llama.cpp skips CPU-type Vulkan devices unless this names them
 _BACKEND_LIBS = {"hip": "libggml-hip.so", "vulkan": "libggml-vulkan.so", "cuda": "libggml-cuda.so"}
-BUILD_HINT = "make vulkan builds it (about 11 minutes on 2 cores; docs/models-and-gpus.md)"
+BUILD_HINT = "make vulkan builds it (about 9 minutes on 2 cores; docs/models-and-gpus.md)"
 
 
 @dataclass(frozen=True)
@@ -89,9 +92,24 @@ def installed(prefix: Path | None = None) -> dict[str, Path]:
     extra = (Path(sys.prefix) if prefix is None else prefix) / ENGINES_DIR
     if extra.is_dir():
         for folder in sorted(extra.iterdir()):
-            if folder.name in CHOICES and (folder / LIBRARY).exists() and backend_of(folder) == folder.name:
+            if folder.name in CHOICES and (folder / LIBRARY).exists() and backend_of(folder) == folder.name \
+                    and built_for_this(folder):
                 found.setdefault(folder.name, folder)
     return found
+
+
+def built_for_this(folder: Path) -> bool:
+    """Whether an engine's libraries were built for the installed llama-cpp-python (ENGINE.json, written by
+    `make vulkan`): the bindings of one version over another's libraries would call functions that changed. A
+    folder without the record is taken as it is."""
+    record = folder / ENGINE_RECORD
+    if not record.exists():
+        return True
+    try:
+        built = json.loads(record.read_text(encoding="utf-8")).get("llama_cpp_python")
+        return built == importlib.metadata.version("llama_cpp_python")
+    except (OSError, ValueError, AttributeError, importlib.metadata.PackageNotFoundError):
+        return False
 
 
 def requested_engine(flag: str | None, env: Mapping[str, str] | None = None) -> str:

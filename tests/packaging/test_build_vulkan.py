@@ -50,3 +50,22 @@ def test_headers_are_new_enough_only_with_the_layer_settings(tmp_path):
     assert not build_vulkan.system_headers_new_enough(tmp_path)
     core.write_text("typedef struct VkLayerSettingEXT {")
     assert build_vulkan.system_headers_new_enough(tmp_path)
+
+
+def test_an_engine_built_for_another_llama_cpp_python_is_left_out(tmp_path):
+    # Bindings of one version over another version's libraries would call functions that changed: after an
+    # upgrade the engine counts again only once `make vulkan` has built it for the new version.
+    import importlib.metadata
+    import json
+
+    folder = tmp_path / engines.ENGINES_DIR / "vulkan"
+    folder.mkdir(parents=True)
+    for name in (engines.LIBRARY, "libggml-vulkan.so"):
+        (folder / name).write_bytes(b"")
+    record = folder / engines.ENGINE_RECORD
+    record.write_text(json.dumps({"llama_cpp_python": importlib.metadata.version("llama_cpp_python")}))
+    assert engines.installed(tmp_path)["vulkan"] == folder
+    record.write_text(json.dumps({"llama_cpp_python": "0.0.1"}))
+    assert "vulkan" not in engines.installed(tmp_path)
+    record.write_text("not json")
+    assert "vulkan" not in engines.installed(tmp_path)
