@@ -83,15 +83,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def engine_facts() -> tuple[Any, Any]:
-    """The engine this process runs (None when none was chosen) and the Vulkan devices (probed unless the choice
-    already did)."""
-    from inference import engines
-    from inference.vulkan import VulkanProbe, devices
+    """The engine this process runs (None when none was chosen) and the Vulkan devices (probed once a process)."""
+    from inference.engines import active
+    from inference.vulkan import devices
 
-    choice = engines.active()
-    if choice is not None and "vulkan" in choice.available:
-        return choice, VulkanProbe(devices=choice.vulkan_devices)
-    return choice, devices()
+    return active(), devices()
 
 
 def loaded_json(plan: MemoryPlan, actual: Any) -> dict[str, Any]:

@@ -22,7 +22,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +52,6 @@ class EngineChoice:
     available: tuple[str, ...]
     lib_dir: Path | None = None
     device: VulkanDevice | None = None
-    vulkan_devices: tuple[VulkanDevice, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
         return {"chosen": self.chosen, "reason": self.reason, "available": list(self.available),
@@ -145,14 +144,14 @@ def choose(requested: str, *, engines: Mapping[str, Path] | None = None, vulkan:
         raise HearthError("The HIP engine is installed, but ROCm runs no GPU on this machine.",
                           hint="hearth hw says why; the Vulkan engine needs no ROCm.")
     reason = "asked for by name" + ("" if requested == "hip" else ": no layer goes to a GPU")
-    return EngineChoice(requested, reason, available, engines[requested], None, _found(vulkan))
+    return EngineChoice(requested, reason, available, engines[requested])
 
 
 def _auto(engines: Mapping[str, Path], available: tuple[str, ...], vulkan: VulkanProbe | None,
           rocm_runs: bool | None) -> EngineChoice:
     if "hip" in engines and _rocm_runs(rocm_runs):
         return EngineChoice("hip", "ROCm runs a GPU here and the HIP engine is installed", available,
-                            engines["hip"], None, _found(vulkan))
+                            engines["hip"])
     hardware = [d for d in _found(vulkan) if not d.software]
     if "vulkan" in engines and hardware:
         why = "ROCm runs no GPU here" if "hip" in engines else "the HIP engine is not installed"
@@ -164,7 +163,7 @@ def _auto(engines: Mapping[str, Path], available: tuple[str, ...], vulkan: Vulka
         why = f"Vulkan sees {hardware[0].name}, but the Vulkan engine is not installed: {BUILD_HINT}"
     else:
         why = "no GPU engine can run here"
-    return EngineChoice("cpu", why, available, engines.get("cpu"), None, _found(vulkan))
+    return EngineChoice("cpu", why, available, engines.get("cpu"))
 
 
 def _vulkan(engines: Mapping[str, Path], available: tuple[str, ...], vulkan: VulkanProbe | None,
@@ -178,7 +177,7 @@ def _vulkan(engines: Mapping[str, Path], available: tuple[str, ...], vulkan: Vul
     device = max(hardware, key=lambda d: (d.type == "discrete", d.heap_bytes)) if hardware else found[0]
     if device.software:
         reason += f"; only a software device here ({device.name}): it proves the path, it is not faster"
-    return EngineChoice("vulkan", reason, available, engines["vulkan"], device, found)
+    return EngineChoice("vulkan", reason, available, engines["vulkan"], device)
 
 
 def _found(vulkan: VulkanProbe | None) -> tuple[VulkanDevice, ...]:

@@ -250,24 +250,24 @@ class Machine:
     def vulkan_target(self) -> OffloadTarget | None:
         """The Vulkan devices llama.cpp puts layers on, as one target: their free memory as llama.cpp reads it
         (the driver's budget where it has VK_EXT_memory_budget, else the device-local heap), capped by
-        HEARTH_VULKAN_HEAP (tests: a small heap forces a partial offload). A software device counts as system
-        memory."""
-        from inference.vulkan import HEAP_ENV
+        HEARTH_VULKAN_HEAP (tests: a small heap forces a partial offload)."""
+        from inference.vulkan import heap_cap
 
         lc = self.runtimes.llama_cpp if self.runtimes else None
         devices = [d for d in (lc.devices if lc else ()) if d.kind in ("gpu", "igpu") and d.free
                    and d.name.lower().startswith("vulkan")]
         if not devices:
             return None
-        cap = os.environ.get(HEAP_ENV, "").strip()
-        limit = int(cap) if cap.isdigit() else None
-        free = sum(min(d.free or 0, limit) if limit is not None else d.free or 0 for d in devices)
-        total = sum(min(d.total or d.free or 0, limit) if limit is not None else d.total or d.free or 0
-                    for d in devices)
-        software = all(re.search(r"llvmpipe|lavapipe|swiftshader", d.description, re.I) for d in devices)
+        limit = heap_cap()
+
+        def capped(size: int) -> int:
+            return size if limit is None else min(size, limit)
+
+        free = sum(capped(d.free or 0) for d in devices)
+        total = sum(capped(d.total or d.free or 0) for d in devices)
         return OffloadTarget(name=" + ".join(f"{d.name} {d.description}" for d in devices), free=free,
                              total=total or free, backend="vulkan", usable=bool(lc and lc.gpu_offload),
-                             memory="gtt" if software or all(d.kind == "igpu" for d in devices) else "vram")
+                             memory="gtt" if all(d.kind == "igpu" for d in devices) else "vram")
 
     def to_json(self) -> dict[str, Any]:
         """The facts as JSON-ready values; `inference.checklist.report` adds the verdicts and advice."""

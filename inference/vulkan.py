@@ -106,11 +106,16 @@ def _probe_child(timeout: float) -> VulkanProbe:
     return VulkanProbe(devices=tuple(VulkanDevice(**d) for d in found))
 
 
-def _capped(device: VulkanDevice) -> VulkanDevice:
+def heap_cap() -> int | None:
+    """HEARTH_VULKAN_HEAP in bytes, when set: each device's memory as tests want to see it."""
     cap = os.environ.get(HEAP_ENV, "").strip()
-    if not cap.isdigit():
+    return int(cap) if cap.isdigit() else None
+
+
+def _capped(device: VulkanDevice) -> VulkanDevice:
+    limit = heap_cap()
+    if limit is None:
         return device
-    limit = int(cap)
     budget = None if device.budget_bytes is None else min(device.budget_bytes, limit)
     return VulkanDevice(**{**asdict(device), "heap_bytes": min(device.heap_bytes, limit), "budget_bytes": budget})
 

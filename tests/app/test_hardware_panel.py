@@ -127,8 +127,7 @@ def test_panel_shows_the_engine_and_the_vulkan_devices_the_loader_lists(qtbot, o
     probe = devices()
     if not probe.devices:
         pytest.skip(f"no Vulkan device here ({probe.error}); .ci/run installs mesa-vulkan-drivers (lavapipe)")
-    choice = engines.EngineChoice("vulkan", "asked for by name", ("cpu", "vulkan"), None, probe.devices[0],
-                                  probe.devices)
+    choice = engines.EngineChoice("vulkan", "asked for by name", ("cpu", "vulkan"), None, probe.devices[0])
     monkeypatch.setattr(engines, "_active", [choice])
     on("rdna3-desktop")
     snap = snapshot()
