@@ -7,7 +7,7 @@ the runtime side needs nothing but ONNX Runtime and a tokenizer.
 
 Two forms of the same network: `build_model` writes standard ONNX operators only (the fp32 graph every
 execution provider runs, and the reference), `build_fused_model` writes ONNX Runtime's fused CPU
-operators (Attention, SkipLayerNormalization, BiasGelu, EmbedLayerNormalization) and, given a weight
+operators (Attention, BiasGelu, EmbedLayerNormalization) and, given a weight
 quantiser, their int8 forms (QAttention, DynamicQuantizeMatMul). `read_converted` reads a standard
 graph back into config and weights, so the fused forms are made from the fp32 folder alone.
 """
@@ -365,6 +365,10 @@ class FusedPlan:
     quantize: WeightQuantizer | None = None
     smooth: Mapping[str, np.ndarray] = field(default_factory=dict)
     split: Mapping[int, np.ndarray] = field(default_factory=dict)
+    # The residual and LayerNorm as one SkipLayerNormalization (version 1 graphs) rather than Add and
+    # LayerNormalization: onnxruntime 1.32's CPU kernel for it takes about 1 µs a row of 384, five times
+    # the two plain operators (`python -m bench.embeddings`), so newer graphs write the plain pair.
+    skip_layer_norm: bool = False
 
 
 def build_fused_model(
@@ -373,9 +377,8 @@ def build_fused_model(
     """Build the same network from ONNX Runtime's fused CPU operators; int8 where `plan.quantize` says so.
 
     Per layer: Attention over one packed [hidden, 3*hidden] Q/K/V matrix (QAttention in int8, its input
-    quantised once by DynamicQuantizeLinear), the output projection into SkipLayerNormalization (residual,
-    bias and LayerNorm in one pass), the feed-forward into BiasGelu, its output projection into
-    SkipLayerNormalization. An int8 matrix is a DynamicQuantizeMatMul: the activation is quantised per
+    quantised once by DynamicQuantizeLinear), the output projection, the residual and LayerNorm, the
+    feed-forward into BiasGelu, its output projection, the residual and LayerNorm. An int8 matrix is a DynamicQuantizeMatMul: the activation is quantised per
     batch (uint8) at run time, the weight per output column (int8), the bias added in the same kernel.
     With `taps`, the input of every matrix is also a graph output named "tap:<key>" (for calibration).
     """
@@ -422,8 +425,12 @@ def build_fused_model(
         return g.op("DynamicQuantizeMatMul", inputs, "qmatmul", domain=MS_DOMAIN), None
 
     def skip_norm(y: str, bias: str | None, residual: str, key: str) -> str:
-        inputs = [y, residual, g.weight(f"{key}.weight"), g.weight(f"{key}.bias")] + ([bias] if bias else [])
-        return g.ops("SkipLayerNormalization", inputs, "skipnorm", 1, domain=MS_DOMAIN, epsilon=eps)[0]
+        if plan.skip_layer_norm:
+            inputs = [y, residual, g.weight(f"{key}.weight"), g.weight(f"{key}.bias")] + ([bias] if bias else [])
+            return g.ops("SkipLayerNormalization", inputs, "skipnorm", 1, domain=MS_DOMAIN, epsilon=eps)[0]
+        if bias:
+            y = g.op("Add", [y, bias], "bias")
+        return g.layer_norm(g.op("Add", [y, residual], "residual"), key, eps)
 
     def gelu(h: str, bias: str | None) -> str:
         # Exact (erf) GELU, as BERT's "gelu" is; BiasGelu adds the bias first when the matmul did not.

@@ -19,7 +19,7 @@ import threading
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -48,9 +48,13 @@ COMPUTE_OPS = frozenset({
     "MatMulNBits", "Attention", "QAttention", "MultiHeadAttention", "Softmax", "LayerNormalization",
     "SkipLayerNormalization", "Gelu", "BiasGelu", "FastGelu", "Erf",
 })
-# Texts per batch. `bench/embeddings.py --sweep` (all-MiniLM-L6-v2 int8, 200-token chunks, 2 cores) saw
-# 8 to 64 within noise of each other; 32 keeps batches large enough for GPUs too.
+# Texts per batch at most: 32 on a GPU; 8 on the CPU, where a batch's padded positions cost as much as real
+# ones and smaller batches of sorted lengths hold less padding (`python -m bench.embeddings --sweep`).
 DEFAULT_BATCH_SIZE = 32
+CPU_BATCH_SIZE = 8
+# A batch also ends where padding it to its longest text would add more than this share of its tokens:
+# ingest embeds 64 passages at a time, and batches of 32 of them were 27 % padding (bench/embeddings.py).
+MAX_PADDING = 0.05
 DEFAULT_MAX_TOKENS = 256
 # The distributions that install the `onnxruntime` module; two at once overwrite each other's files.
 ONNXRUNTIME_DISTRIBUTIONS = (
@@ -105,13 +109,13 @@ class OnnxEmbedder:
         *,
         providers: Sequence[str] | None = None,
         threads: int | None = None,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: int | None = None,
         max_tokens: int | None = None,
         verify_placement: bool = True,
         spin: bool = False,
     ) -> None:
         model_dir = Path(model_dir)
-        if batch_size < 1 or (max_tokens is not None and max_tokens < 2):
+        if (batch_size is not None and batch_size < 1) or (max_tokens is not None and max_tokens < 2):
             raise ValueError("batch_size must be >= 1 and max_tokens >= 2")
         model_path = model_dir / "model.onnx"
         tokenizer_path = model_dir / "tokenizer.json"
@@ -122,7 +126,7 @@ class OnnxEmbedder:
                     hint="Delete the folder so that Hearth converts the model again.",
                 )
         self.name: str = model_dir.name
-        self.batch_size = batch_size
+        self.batch_size = batch_size or DEFAULT_BATCH_SIZE
         self._spin = spin
         self._model_path, self._threads = model_path, threads
         self._pad_multiple = 1
@@ -135,6 +139,8 @@ class OnnxEmbedder:
             # MIGraphX compiles the graph again for every new input shape; rounding the padded width up to
             # a multiple of 32 bounds the number of shapes (padding is masked, so vectors do not change).
             self._pad_multiple = 32 if self.provider == "MIGraphXExecutionProvider" else 1
+            if batch_size is None and self.provider == CPU:
+                self.batch_size = CPU_BATCH_SIZE
             self.placement: Placement | None = None
             if profile_dir is not None:
                 self._verify_placement(model_path, threads)
@@ -180,11 +186,8 @@ class OnnxEmbedder:
             raise EmbedderError(f"The texts could not be tokenized: {exc}") from exc
         lengths = np.array([len(e.ids) for e in encodings])
         self.tokens_embedded += int(lengths.sum())
-        # Longest first: similar lengths share a batch (little padding) and a memory error shows at once.
-        order = np.argsort(-lengths, kind="stable")
         result = np.empty((len(encodings), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            chosen = order[start : start + self.batch_size]
+        for chosen in batches(lengths, self.batch_size):
             result[chosen] = self._run([encodings[i] for i in chosen])
         # The graph normalises already; doing it again here keeps the promise for foreign model.onnx files.
         norms = np.linalg.norm(result, axis=1, keepdims=True)
@@ -288,6 +291,22 @@ class OnnxEmbedder:
         return f"OnnxEmbedder(name={self.name!r}, dim={self.dim}, provider={self.provider!r})"
 
 
+def batches(lengths: np.ndarray, size: int, max_padding: float = MAX_PADDING) -> Iterator[np.ndarray]:
+    """Indices of texts to run together: longest first, so that similar lengths share a batch and a memory
+    error shows at once; a batch ends at `size` texts or where padding would pass `max_padding` of its tokens."""
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    start = 0
+    while start < len(order):
+        longest, real, end = int(lengths[order[start]]), 0, start
+        while end < len(order) and end - start < size:
+            real += int(lengths[order[end]])
+            if end > start and longest * (end + 1 - start) > (1 + max_padding) * real:
+                break
+            end += 1
+        yield order[start:end]
+        start = end
+
+
 def query_vectors(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """Embed questions: through `embed_query` when the embedder has one (prompted models), else `embed`."""
     embed_query = getattr(embedder, "embed_query", None)
@@ -366,6 +385,11 @@ def choose_providers(available: Sequence[str]) -> list[str]:
     return [CPU]
 
 
+# onnxruntime would fuse a residual Add and its LayerNormalization into SkipLayerNormalization, whose CPU
+# kernel (1.32) takes five times as long as the two plain operators; Hearth's fused graphs write the pair.
+_CPU_DISABLED_FUSIONS = ["SkipLayerNormFusion"]
+
+
 def _open_session(
     model_path: Path,
     providers: Sequence[str] | None,
@@ -403,7 +427,8 @@ def _open_session(
         printed = io.StringIO()
         try:
             if usable == [CPU]:
-                session = ort.InferenceSession(str(model_path), options, providers=usable)
+                session = ort.InferenceSession(str(model_path), options, providers=usable,
+                                               disabled_optimizers=_CPU_DISABLED_FUSIONS)
             else:
                 with _STDOUT_LOCK, contextlib.redirect_stdout(printed):
                     session = ort.InferenceSession(str(model_path), options, providers=usable)
@@ -420,7 +445,8 @@ def _open_session(
                     reasons.setdefault(p, reason)
     if session is None:
         try:
-            session = ort.InferenceSession(str(model_path), options, providers=[CPU])
+            session = ort.InferenceSession(str(model_path), options, providers=[CPU],
+                                           disabled_optimizers=_CPU_DISABLED_FUSIONS)
         except Exception as exc:
             raise _session_error(model_path, exc) from exc
 

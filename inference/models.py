@@ -415,10 +415,10 @@ def _quantised(fp32: Path, target: Path, recipe: Int8Recipe) -> bool:
     A copy made from another fp32 graph, with other fp32 matrices, or by an older fused graph version is
     made again (the cache is versioned by the marker's "fused_version").
     """
-    from inference.quantize import FUSED_VERSION, check_int8, make_int8
+    from inference.quantize import check_int8, make_int8
 
     source = json.loads((fp32 / _MARKER).read_text(encoding="utf-8"))
-    version = FUSED_VERSION if recipe.fused else None
+    version = recipe.version
     marker = _read_marker(target)
     if (
         marker is not None

@@ -53,8 +53,10 @@ from inference.errors import ModelError
 FFN_OUTPUT = r"(^|\.)layer\.\d+\.output\.dense\.weight$"
 FFN_OUTPUT_KEY = r"(^|\.)layer\.\d+\.output\.dense$"
 # Bump when the fused int8 graph or its calibration changes: a new folder (and key) is made, and workspaces
-# indexed with the old one keep it while it is in the cache.
-FUSED_VERSION = 1
+# indexed with an older one keep theirs (`LEGACY_RECIPES` makes it again where it is missing). Version 2
+# writes the residual and LayerNorm as plain operators instead of SkipLayerNormalization: the same
+# network, about 15 % faster on the CPU, and vectors 0.9994 (mean cosine) from version 1's.
+FUSED_VERSION = 2
 SMOOTH_ALPHA = 0.7
 MAX_SPLIT = 8
 
@@ -62,17 +64,26 @@ MAX_SPLIT = 8
 @dataclass(frozen=True)
 class Int8Recipe:
     """One way to quantise: a folder-name suffix, the matrices (a regular expression) kept in fp32, and
-    whether it writes the fused graph (else onnxruntime's quantize_dynamic over the standard one)."""
+    the fused graph's version (None: onnxruntime's quantize_dynamic over the standard graph)."""
 
     suffix: str
     keep_fp32: str | None
-    fused: bool = True
+    version: int | None = FUSED_VERSION
+
+    @property
+    def fused(self) -> bool:
+        """True when the recipe writes the fused graph."""
+        return self.version is not None
 
 
-# The graph version is part of the folder name (the key a workspace records): a new version is a new key.
-RECIPES = (Int8Recipe(f"int8-fused-v{FUSED_VERSION}", None),
-           Int8Recipe(f"int8-fused-v{FUSED_VERSION}-ffn32", FFN_OUTPUT_KEY))
-LEGACY_RECIPES = (Int8Recipe("int8", None, fused=False), Int8Recipe("int8-ffn32", FFN_OUTPUT, fused=False))
+def _fused_recipes(version: int) -> tuple[Int8Recipe, Int8Recipe]:
+    # The graph version is part of the folder name (the key a workspace records): a new version is a new key.
+    return (Int8Recipe(f"int8-fused-v{version}", None, version),
+            Int8Recipe(f"int8-fused-v{version}-ffn32", FFN_OUTPUT_KEY, version))
+
+
+RECIPES = _fused_recipes(FUSED_VERSION)
+LEGACY_RECIPES = (*_fused_recipes(1), Int8Recipe("int8", None, None), Int8Recipe("int8-ffn32", FFN_OUTPUT, None))
 # An int8 graph whose vectors fall below these against its fp32 source is not used.
 MIN_MEAN_COSINE = 0.99
 MIN_COSINE = 0.97
@@ -232,7 +243,8 @@ def make_int8(fp32_dir: Path, out_path: Path, recipe: Int8Recipe) -> Path:
 
     fp32_dir, out_path = Path(fp32_dir), Path(out_path)
     config, weights, meta = read_converted(fp32_dir / "model.onnx")
-    tapped = build_fused_model(config, weights, taps=True)
+    skip_layer_norm = recipe.version == 1
+    tapped = build_fused_model(config, weights, plan=FusedPlan(skip_layer_norm=skip_layer_norm), taps=True)
     onnx.helper.set_model_props(tapped, {**meta, **{p.key: p.value for p in tapped.metadata_props}})
     maxima = activation_maxima(tapped, fp32_dir / "tokenizer.json")
     pattern = re.compile(recipe.keep_fp32) if recipe.keep_fp32 else None
@@ -245,11 +257,12 @@ def make_int8(fp32_dir: Path, out_path: Path, recipe: Int8Recipe) -> Path:
 
     # Splitting neurons only serves a feed-forward output projection that is quantised.
     split = {i: n for i, n in spiking_neurons(maxima).items() if not fp32(f"encoder.layer.{i}.output.dense")}
-    plan = FusedPlan(quantize=quantize, smooth=smoothing(weights, maxima), split=split)
+    plan = FusedPlan(quantize=quantize, smooth=smoothing(weights, maxima), split=split,
+                     skip_layer_norm=skip_layer_norm)
     model = build_fused_model(config, weights, plan=plan)
     onnx.helper.set_model_props(model, {**meta, **{p.key: p.value for p in model.metadata_props},
                                         "hearth.precision": "int8", "hearth.keep_fp32": recipe.keep_fp32 or "",
-                                        "hearth.fused_version": str(FUSED_VERSION)})
+                                        "hearth.fused_version": str(recipe.version)})
     save_atomically(model, out_path)
     return out_path
 

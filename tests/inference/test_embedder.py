@@ -16,9 +16,12 @@ import pytest
 from inference import models
 from inference.embedder import (
     CPU,
+    CPU_BATCH_SIZE,
+    MAX_PADDING,
     ONNXRUNTIME_DISTRIBUTIONS,
     Embedder,
     OnnxEmbedder,
+    batches,
     choose_providers,
     onnxruntime_distributions,
     query_vectors,
@@ -101,6 +104,29 @@ def test_order_is_preserved_across_sorted_batches(embedder: OnnxEmbedder) -> Non
     assert float(together[0] @ together[2]) < 0.99, "different texts must give different vectors"
 
 
+def test_batches_hold_little_padding_and_every_text_once() -> None:
+    rng = np.random.default_rng(7)
+    lengths = rng.integers(3, 257, size=500)
+    runs = list(batches(lengths, 8))
+    assert sorted(np.concatenate(runs).tolist()) == list(range(500))
+    assert max(len(b) for b in runs) == 8 and all(len(b) >= 1 for b in runs)
+    for b in runs:
+        width = lengths[b].max()
+        assert lengths[b[0]] == width, "longest first"
+        assert len(b) == 1 or width * len(b) <= (1 + MAX_PADDING) * lengths[b].sum()
+    # 64 texts at a time, as ingest hands them over: fixed batches of 32 of them would be a quarter padding.
+    pool = lengths[:64]
+    padded = sum(pool[b].max() * len(b) for b in batches(pool, 32))
+    fixed = sum(np.sort(pool)[::-1][i] * 32 for i in (0, 32))
+    assert padded <= (1 + MAX_PADDING) * pool.sum() and fixed > 1.15 * pool.sum()
+    assert [len(b) for b in batches(np.array([100, 10, 100, 99]), 8)] == [3, 1], "a short text runs apart"
+
+
+def test_the_cpu_runs_small_batches_and_a_chosen_size_is_kept(model_dir: Path, embedder: OnnxEmbedder) -> None:
+    assert OnnxEmbedder(model_dir, providers=[CPU], threads=1, verify_placement=False).batch_size == CPU_BATCH_SIZE
+    assert embedder.batch_size == 4
+
+
 def test_rows_are_unit_length_float32(embedder: OnnxEmbedder) -> None:
     vectors = embedder.embed(["one", "two words", "!!!", "日本語のテキスト"])
     assert vectors.dtype == np.float32
@@ -160,10 +186,11 @@ def test_gpu_provider_that_fails_to_start_falls_back_with_its_reason(
 ) -> None:
     real_session = ort.InferenceSession
 
-    def failing_on_gpu(path: str, options: ort.SessionOptions, providers: list[str]) -> ort.InferenceSession:
+    def failing_on_gpu(path: str, options: ort.SessionOptions, providers: list[str],
+                       **kw: Any) -> ort.InferenceSession:
         if "ROCMExecutionProvider" in providers:
             raise RuntimeError("hipErrorNoBinaryForGpu: no kernel image for gfx1103\nC++ stack trace ...")
-        return real_session(path, options, providers=providers)
+        return real_session(path, options, providers=providers, **kw)
 
     monkeypatch.setattr(ort, "get_available_providers", lambda: ["ROCMExecutionProvider", CPU])
     monkeypatch.setattr(ort, "InferenceSession", failing_on_gpu)
@@ -293,8 +320,8 @@ def test_gpu_that_leaves_most_nodes_on_the_cpu_is_abandoned(
     class PretendMIGraphX:
         """A real CPU session that reports itself as MIGraphX, as a wheel without working ROCm libraries would."""
 
-        def __init__(self, path: str, options: ort.SessionOptions, providers: list[str]) -> None:
-            self._real = real_session(path, options, providers=[CPU])
+        def __init__(self, path: str, options: ort.SessionOptions, providers: list[str], **kw: Any) -> None:
+            self._real = real_session(path, options, providers=[CPU], **kw)
             self._providers = ["MIGraphXExecutionProvider", CPU] if "MIGraphXExecutionProvider" in providers else [CPU]
 
         def get_providers(self) -> list[str]:
@@ -367,7 +394,8 @@ def test_gpu_library_that_fails_to_load_is_named_and_stdout_stays_clean(
     # banner to stdout and quietly retries on the CPU.
     real_session = ort.InferenceSession
 
-    def like_the_migraphx_wheel(path: str, options: ort.SessionOptions, providers: list[str]) -> ort.InferenceSession:
+    def like_the_migraphx_wheel(path: str, options: ort.SessionOptions, providers: list[str],
+                                **kw: Any) -> ort.InferenceSession:
         if "MIGraphXExecutionProvider" in providers:
             print("*************** EP Error ***************")
             print(
@@ -379,7 +407,7 @@ def test_gpu_library_that_fails_to_load_is_named_and_stdout_stays_clean(
             )
             print("Falling back to ['CPUExecutionProvider'] and retrying.")
             print("****************************************")
-        return real_session(path, options, providers=[CPU])
+        return real_session(path, options, providers=[CPU], **kw)
 
     monkeypatch.setattr(ort, "get_available_providers", lambda: ["MIGraphXExecutionProvider", CPU])
     monkeypatch.setattr(ort, "InferenceSession", like_the_migraphx_wheel)
