@@ -2,7 +2,7 @@
 
     python -m bench.embeddings [--json] [--chunks N] [--rounds R] [--threads T] [--precision int8|fp32]
                                [--baseline-python PY] [--cache DIR]
-    python -m bench.embeddings --sweep [--load N]      batch sizes x thread spinning, optionally under load
+    python -m bench.embeddings --sweep [--load N]      batch sizes x the padding bound, optionally under load
 
 The corpus is real text: the docstrings of this Python's standard library, packed into chunks of at
 most 200 embedder tokens (the size Hearth's ingestion uses), a fixed sample of N of them. Both engines
@@ -394,37 +394,56 @@ def _burn(stop: Any) -> None:
         x = (x * 31 + 7) % 1_000_003
 
 
+def make_passages(count_tokens: Callable[[str], int], n: int, *, seed: int = 0) -> list[str]:
+    """Each docstring cut into pieces of at most CHUNK_TOKENS tokens, as a document is: most pieces full, the
+    last of each shorter, so lengths vary as ingest's do; a fixed sample of n in a shuffled order."""
+    pieces: list[str] = []
+    for doc in stdlib_docstrings():
+        words = doc.split()
+        while words:
+            j = min(len(words), 160)
+            while j > 10 and count_tokens(" ".join(words[:j])) > CHUNK_TOKENS:
+                j -= 10
+            pieces.append(" ".join(words[:j]))
+            words = words[j:]
+    random.Random(seed).shuffle(pieces)
+    return pieces[:n]
+
+
 def sweep(args: argparse.Namespace) -> dict[str, Any]:
-    """Hearth's throughput for several batch sizes, with and without spinning threads, under `--load` busy cores."""
-    from inference.embedder import OnnxEmbedder
+    """Hearth's throughput in tokens/s for several batch sizes, with and without the padding bound, on passages
+    of varied lengths handed over as ingest does (`IngestOptions.embed_batch` at a time), under `--load`."""
+    from inference.embedder import MAX_PADDING, OnnxEmbedder
     from inference.models import default_embedder_dir
+    from rag.ingest import IngestOptions
 
     folder = default_embedder_dir(args.cache, precision=args.precision)
-    probe = OnnxEmbedder(folder, threads=args.threads, verify_placement=False)
-    chunks = make_chunks(probe.count_tokens, args.chunks)
+    embedders = {(batch, bound): OnnxEmbedder(folder, threads=args.threads, batch_size=batch, verify_placement=False)
+                 for batch in (4, 8, 16, 32) for bound in (True, False)}
+    for (_, bound), emb in embedders.items():
+        emb.max_padding = MAX_PADDING if bound else float("inf")
+    texts = make_passages(next(iter(embedders.values())).count_tokens, args.chunks)
+    step = IngestOptions().embed_batch
     stop = multiprocessing.Event()
     burners = [multiprocessing.Process(target=_burn, args=(stop,), daemon=True) for _ in range(args.load)]
     for p in burners:
         p.start()
     results: dict[str, float] = {}
     try:
-        embedders = {
-            (batch, spin): OnnxEmbedder(folder, threads=args.threads, batch_size=batch, spin=spin,
-                                        verify_placement=False)
-            for batch in (8, 16, 32, 64) for spin in (False, True)
-        }
         for r in range(args.rounds):
-            for (batch, spin), emb in embedders.items():
-                t, _ = _timed(emb.embed, chunks)
-                key = f"batch={batch} spin={'on' if spin else 'off'}"
-                results[key] = max(results.get(key, 0.0), len(chunks) / t)
+            for (batch, bound), emb in embedders.items():
+                before = emb.tokens_embedded
+                t, _ = _timed(lambda ts, e=emb: np.vstack([e.embed(ts[i:i + step]) for i in range(0, len(ts), step)]),
+                              texts)
+                key = f"batch={batch} padding bound={'on' if bound else 'off'}"
+                results[key] = max(results.get(key, 0.0), (emb.tokens_embedded - before) / t)
             _say(f"sweep round {r + 1}/{args.rounds} done")
     finally:
         stop.set()
         for p in burners:
             p.join()
-    return {"precision": args.precision, "threads": args.threads, "load": args.load, "chunks": len(chunks),
-            "chunks_per_s": {k: round(v, 2) for k, v in results.items()}}
+    return {"precision": args.precision, "threads": args.threads, "load": args.load, "passages": len(texts),
+            "handed_over": step, "tokens_per_s": {k: round(v) for k, v in results.items()}}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -442,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--baseline-python", default=os.environ.get("HEARTH_BENCH_PYTHON"),
                         help="an interpreter with sentence-transformers, when this one has none")
     parser.add_argument("--cache", type=Path, default=None, help="Hearth's cache folder (default: the data dir's)")
-    parser.add_argument("--sweep", action="store_true", help="measure batch sizes and thread spinning instead")
+    parser.add_argument("--sweep", action="store_true", help="measure batch sizes and the padding bound instead")
     parser.add_argument("--load", type=int, default=0, help="with --sweep: busy processes running alongside")
     args = parser.parse_args(argv)
     if args.cache is None:

@@ -127,6 +127,7 @@ class OnnxEmbedder:
                 )
         self.name: str = model_dir.name
         self.batch_size = batch_size or DEFAULT_BATCH_SIZE
+        self.max_padding = MAX_PADDING
         self._spin = spin
         self._model_path, self._threads = model_path, threads
         self._pad_multiple = 1
@@ -187,7 +188,7 @@ class OnnxEmbedder:
         lengths = np.array([len(e.ids) for e in encodings])
         self.tokens_embedded += int(lengths.sum())
         result = np.empty((len(encodings), self.dim), dtype=np.float32)
-        for chosen in batches(lengths, self.batch_size):
+        for chosen in batches(lengths, self.batch_size, self.max_padding):
             result[chosen] = self._run([encodings[i] for i in chosen])
         # The graph normalises already; doing it again here keeps the promise for foreign model.onnx files.
         norms = np.linalg.norm(result, axis=1, keepdims=True)

@@ -104,3 +104,25 @@ def test_matrix_limit_counts_the_models_multiply_adds() -> None:
     assert limit["macs_per_chunk"] == (30 * per_token + attention) / 2
     assert limit["int8_chunks_per_s"] > 0 and limit["fp32_chunks_per_s"] > 0
     assert limit["int8_gmac_per_s"] > 0 and limit["fp32_gmac_per_s"] > 0
+
+
+def test_passages_vary_in_length_as_a_documents_do() -> None:
+    def count(text: str) -> int:
+        return len(text.split())
+
+    passages = embeddings.make_passages(count, 300)
+    lengths = np.array([count(p) for p in passages])
+    assert len(passages) == 300 and lengths.max() <= embeddings.CHUNK_TOKENS
+    assert 0.2 < np.mean(lengths < 0.5 * embeddings.CHUNK_TOKENS) < 0.9, "short last pieces beside full ones"
+    assert passages == embeddings.make_passages(count, 300), "the sample is fixed"
+
+
+def test_sweep_measures_each_batch_size_with_and_without_the_padding_bound() -> None:
+    from app.config import default_cache_dir
+
+    args = embeddings.argparse.Namespace(cache=default_cache_dir(), precision="int8", threads=1, chunks=40,
+                                         rounds=1, load=0)
+    report = embeddings.sweep(args)
+    assert report["passages"] == 40 and report["handed_over"] == 64
+    assert set(report["tokens_per_s"]) == {f"batch={b} padding bound={o}" for b in (4, 8, 16, 32) for o in ("on", "off")}
+    assert all(v > 0 for v in report["tokens_per_s"].values())
