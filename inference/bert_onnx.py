@@ -7,9 +7,9 @@ the runtime side needs nothing but ONNX Runtime and a tokenizer.
 
 Two forms of the same network: `build_model` writes standard ONNX operators only (the fp32 graph every
 execution provider runs, and the reference), `build_fused_model` writes ONNX Runtime's fused CPU
-operators (Attention, BiasGelu, EmbedLayerNormalization) and, given a weight
-quantiser, their int8 forms (QAttention, DynamicQuantizeMatMul). `read_converted` reads a standard
-graph back into config and weights, so the fused forms are made from the fp32 folder alone.
+operators (Attention, BiasGelu, EmbedLayerNormalization) and, given a weight quantiser, their int8 forms
+(QAttention, DynamicQuantizeMatMul). `read_converted` reads a standard graph back into config and
+weights, so the fused forms are made from the fp32 folder alone.
 """
 
 from __future__ import annotations
@@ -367,7 +367,8 @@ class FusedPlan:
     split: Mapping[int, np.ndarray] = field(default_factory=dict)
     # The residual and LayerNorm as one SkipLayerNormalization (version 1 graphs) rather than Add and
     # LayerNormalization: onnxruntime 1.32's CPU kernel for it takes about 1 µs a row of 384, five times
-    # the two plain operators (`python -m bench.embeddings`), so newer graphs write the plain pair.
+    # the two plain operators (docs/experiments/2026-12-08-embedding-less-work.md), so newer graphs write
+    # the plain pair.
     skip_layer_norm: bool = False
 
 
@@ -378,8 +379,8 @@ def build_fused_model(
 
     Per layer: Attention over one packed [hidden, 3*hidden] Q/K/V matrix (QAttention in int8, its input
     quantised once by DynamicQuantizeLinear), the output projection, the residual and LayerNorm, the
-    feed-forward into BiasGelu, its output projection, the residual and LayerNorm. An int8 matrix is a DynamicQuantizeMatMul: the activation is quantised per
-    batch (uint8) at run time, the weight per output column (int8), the bias added in the same kernel.
+    feed-forward into BiasGelu, its output projection, the residual and LayerNorm. An int8 matrix is a
+    DynamicQuantizeMatMul: the activation is quantised per batch (uint8) at run time, the weight per output column (int8), the bias added in the same kernel.
     With `taps`, the input of every matrix is also a graph output named "tap:<key>" (for calibration).
     """
     plan = plan or FusedPlan()

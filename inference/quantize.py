@@ -2,8 +2,8 @@
 
 The current recipes (`RECIPES`) write ONNX Runtime's fused int8 operators directly (see
 `inference.bert_onnx.build_fused_model`): QAttention, DynamicQuantizeMatMul, Gelu, and plain Add and
-LayerNormalization for the residuals. Weights are int8 per output column; activations are quantised per batch at run time (uint8, one
-scale per tensor). Three things keep that close to fp32:
+LayerNormalization for the residuals. Weights are int8 per output column; activations are quantised per
+batch at run time (uint8, one scale per tensor). Three things keep that close to fp32:
 
 - Pair-safe weight scales. Without VNNI, x86 multiplies uint8 by int8 with `vpmaddubsw`, which adds two
   neighbouring products into a saturating int16: 255 * (a + b) overflows when two neighbouring weights
