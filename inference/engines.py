@@ -115,10 +115,13 @@ def requested_engine(flag: str | None, env: Mapping[str, str] | None = None) -> 
     """The engine asked for: the flag, else HEARTH_ENGINE, else auto; UsageError for a name not in CHOICES."""
     env = os.environ if env is None else env
     name = (flag or env.get(ENV_ENGINE, "") or "auto").strip().lower()
-    if name not in CHOICES:
-        source = "--engine" if flag else ENV_ENGINE
-        raise UsageError(f"{source} must be one of {', '.join(CHOICES)}, not {name!r}.")
+    _check_choice(name, "--engine" if flag else ENV_ENGINE)
     return name
+
+
+def _check_choice(name: str, source: str) -> None:
+    if name not in CHOICES:
+        raise UsageError(f"{source} must be one of {', '.join(CHOICES)}, not {name!r}.")
 
 
 def choose(requested: str, *, engines: Mapping[str, Path] | None = None, vulkan: VulkanProbe | None = None,
@@ -127,8 +130,7 @@ def choose(requested: str, *, engines: Mapping[str, Path] | None = None, vulkan:
     `vulkan` and `rocm_runs` are probed when needed and not given (tests pass them)."""
     engines = installed() if engines is None else engines
     available = tuple(e for e in ("cpu", "vulkan", "hip") if e in engines)
-    if requested not in CHOICES:
-        raise UsageError(f"--engine must be one of {', '.join(CHOICES)}, not {requested!r}.")
+    _check_choice(requested, "--engine")
     if "vulkan" in engines or requested == "vulkan":
         vulkan = _probe_vulkan() if vulkan is None else vulkan
     if requested == "auto":

@@ -128,17 +128,19 @@ def load_chat_model(config: HearthConfig, model: str | None = None) -> LoadedCha
     prepare_gpus()
     path = resolve_chat_model(model if model is not None else config.chat_model, config)
     layers, plan = plan_gpu_layers(path, config)
-    try:
+    def loaded(n_gpu_layers: int) -> LoadedChatModel:
         return LoadedChatModel(LlamaCppModel(path, n_ctx=config.n_ctx, n_threads=config.n_threads,
-                                             n_gpu_layers=layers), plan)
+                                             n_gpu_layers=n_gpu_layers), plan)
+
+    try:
+        return loaded(layers)
     except ModelError as exc:
         if layers == 0:
             raise
         # The GPU refused what was planned (its driver ran out of memory, or the backend failed to start): the
         # model still answers, on the CPU, and the log and the hardware panel (0 layers in use) say so.
         log.warning("%s did not load with %s GPU layers (%s); loading it on the CPU", path.name, layers, exc)
-        return LoadedChatModel(LlamaCppModel(path, n_ctx=config.n_ctx, n_threads=config.n_threads, n_gpu_layers=0),
-                               plan)
+        return loaded(0)
 
 
 CHECK_WITH_CHAT = "chat"  # HearthConfig.check_model: check answers with the chat model
