@@ -411,17 +411,23 @@ def make_passages(count_tokens: Callable[[str], int], n: int, *, seed: int = 0) 
 
 
 def sweep(args: argparse.Namespace) -> dict[str, Any]:
-    """Hearth's throughput in tokens/s for several batch sizes, with and without the padding bound, on passages
-    of varied lengths handed over as ingest does (`IngestOptions.embed_batch` at a time), under `--load`."""
+    """Hearth's throughput in tokens/s for several batch sizes, with and without the padding bound, and the shipped
+    batches without lanes (each batch on all the threads), on passages of varied lengths handed over as ingest does
+    (`IngestOptions.embed_batch` at a time), under `--load`."""
     from inference.embedder import MAX_PADDING, OnnxEmbedder
     from inference.models import default_embedder_dir
     from rag.ingest import IngestOptions
 
     folder = default_embedder_dir(args.cache, precision=args.precision)
-    embedders = {(batch, bound): OnnxEmbedder(folder, threads=args.threads, batch_size=batch, verify_placement=False)
-                 for batch in (4, 8, 16, 32) for bound in (True, False)}
-    for (_, bound), emb in embedders.items():
+
+    def embedder(batch: int, bound: bool, lanes: int | None = None) -> OnnxEmbedder:
+        emb = OnnxEmbedder(folder, threads=args.threads, batch_size=batch, verify_placement=False, lanes=lanes)
         emb.max_padding = MAX_PADDING if bound else float("inf")
+        return emb
+
+    embedders = {f"batch={batch} padding bound={'on' if bound else 'off'}": embedder(batch, bound)
+                 for batch in (4, 8, 16, 32) for bound in (True, False)}  # fmt: skip
+    embedders["batch=8 padding bound=on lanes=1"] = embedder(8, True, lanes=1)
     texts = make_passages(next(iter(embedders.values())).count_tokens, args.chunks)
     step = IngestOptions().embed_batch
     stop = multiprocessing.Event()
@@ -431,11 +437,10 @@ def sweep(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, float] = {}
     try:
         for r in range(args.rounds):
-            for (batch, bound), emb in embedders.items():
+            for key, emb in embedders.items():
                 before = emb.tokens_embedded
                 t, _ = _timed(lambda ts, e=emb: np.vstack([e.embed(ts[i:i + step]) for i in range(0, len(ts), step)]),
                               texts)
-                key = f"batch={batch} padding bound={'on' if bound else 'off'}"
                 results[key] = max(results.get(key, 0.0), (emb.tokens_embedded - before) / t)
             _say(f"sweep round {r + 1}/{args.rounds} done")
     finally:
@@ -443,7 +448,8 @@ def sweep(args: argparse.Namespace) -> dict[str, Any]:
         for p in burners:
             p.join()
     return {"precision": args.precision, "threads": args.threads, "load": args.load, "passages": len(texts),
-            "handed_over": step, "tokens_per_s": {k: round(v) for k, v in results.items()}}
+            "handed_over": step, "lanes": embedders["batch=8 padding bound=on"].lanes,
+            "tokens_per_s": {k: round(v) for k, v in results.items()}}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,6 +20,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -53,7 +54,7 @@ COMPUTE_OPS = frozenset({
 DEFAULT_BATCH_SIZE = 32
 CPU_BATCH_SIZE = 8
 # A batch also ends where padding it to its longest text would add more than this share of its tokens:
-# ingest embeds 64 passages at a time, and batches of 32 of them were 27 % padding (bench/embeddings.py).
+# of the 64 passages ingest handed over at a time, batches of 32 were 27 % padding (bench/embeddings.py).
 MAX_PADDING = 0.05
 DEFAULT_MAX_TOKENS = 256
 # The distributions that install the `onnxruntime` module; two at once overwrite each other's files.
@@ -113,10 +114,13 @@ class OnnxEmbedder:
         max_tokens: int | None = None,
         verify_placement: bool = True,
         spin: bool = False,
+        lanes: int | None = None,
     ) -> None:
         model_dir = Path(model_dir)
         if (batch_size is not None and batch_size < 1) or (max_tokens is not None and max_tokens < 2):
             raise ValueError("batch_size must be >= 1 and max_tokens >= 2")
+        if lanes is not None and lanes < 1:
+            raise ValueError("lanes must be >= 1")
         model_path = model_dir / "model.onnx"
         tokenizer_path = model_dir / "tokenizer.json"
         for path in (model_path, tokenizer_path):
@@ -128,6 +132,14 @@ class OnnxEmbedder:
         self.name: str = model_dir.name
         self.batch_size = batch_size or DEFAULT_BATCH_SIZE
         self.max_padding = MAX_PADDING
+        # On the CPU, a call of several batches runs them side by side, one thread each, on as many threads as the
+        # session has: a two-thread batch waits at every operator for its slower half, and a core taken by parsing
+        # or writing stalls both halves; one-thread batches do not wait for each other. Ingest of the retrieval
+        # corpus: 27.6 s against 29.8 s (docs/experiments/2026-12-08-embedding-less-work.md). Same vectors.
+        self.lanes = 1
+        self._lane_session: ort.InferenceSession | None = None
+        self._lane_pool: ThreadPoolExecutor | None = None
+        self._lane_lock = threading.Lock()
         self._spin = spin
         self._model_path, self._threads = model_path, threads
         self._pad_multiple = 1
@@ -140,11 +152,12 @@ class OnnxEmbedder:
             # MIGraphX compiles the graph again for every new input shape; rounding the padded width up to
             # a multiple of 32 bounds the number of shapes (padding is masked, so vectors do not change).
             self._pad_multiple = 32 if self.provider == "MIGraphXExecutionProvider" else 1
-            if batch_size is None and self.provider == CPU:
-                self.batch_size = CPU_BATCH_SIZE
             self.placement: Placement | None = None
             if profile_dir is not None:
                 self._verify_placement(model_path, threads)
+            if self.provider == CPU:  # asked for, or fallen back to
+                self.batch_size = batch_size or CPU_BATCH_SIZE
+                self.lanes = lanes if lanes is not None else _intra_threads(threads)
         finally:
             if profile_dir is not None:
                 shutil.rmtree(profile_dir, ignore_errors=True)
@@ -188,8 +201,14 @@ class OnnxEmbedder:
         lengths = np.array([len(e.ids) for e in encodings])
         self.tokens_embedded += int(lengths.sum())
         result = np.empty((len(encodings), self.dim), dtype=np.float32)
-        for chosen in batches(lengths, self.batch_size, self.max_padding):
-            result[chosen] = self._run([encodings[i] for i in chosen])
+        chosen = list(batches(lengths, self.batch_size, self.max_padding))
+        if self.lanes > 1 and len(chosen) > 1:
+            session, pool = self._lane()
+            outs: Iterable[np.ndarray] = pool.map(lambda b: self._run([encodings[i] for i in b], session), chosen)
+        else:
+            outs = (self._run([encodings[i] for i in b]) for b in chosen)
+        for b, out in zip(chosen, outs, strict=True):
+            result[b] = out
         # The graph normalises already; doing it again here keeps the promise for foreign model.onnx files.
         norms = np.linalg.norm(result, axis=1, keepdims=True)
         result /= np.maximum(norms, 1e-12)
@@ -202,9 +221,18 @@ class OnnxEmbedder:
         except Exception as exc:  # see embed()
             raise EmbedderError(f"The text could not be tokenized: {exc}") from exc
 
-    def _run(self, encodings: list[Encoding]) -> np.ndarray:
-        """Run one batch and check that it gave one `dim`-sized row per text."""
-        out = self._infer(encodings)
+    def _lane(self) -> tuple[ort.InferenceSession, ThreadPoolExecutor]:
+        """The one-thread session the lanes share (ONNX Runtime runs a session from several threads at once),
+        and their threads; made at the first call that needs them, so a process that only asks never has them."""
+        with self._lane_lock:
+            if self._lane_session is None or self._lane_pool is None:
+                self._lane_session = _open_session(self._model_path, [CPU], 1, spin=self._spin)[0]
+                self._lane_pool = ThreadPoolExecutor(self.lanes, thread_name_prefix="hearth-embed")
+            return self._lane_session, self._lane_pool
+
+    def _run(self, encodings: list[Encoding], session: ort.InferenceSession | None = None) -> np.ndarray:
+        """Run one batch (on `session`, else the main one) and check that it gave one `dim`-sized row per text."""
+        out = self._infer(encodings, session)
         if out.ndim != 2 or out.shape != (len(encodings), self.dim):
             raise EmbedderError(
                 f"The embedding model returned shape {out.shape}; expected ({len(encodings)}, {self.dim})."
@@ -245,11 +273,11 @@ class OnnxEmbedder:
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         return {k: v for k, v in feed.items() if k in self._input_names}
 
-    def _infer(self, encodings: list[Encoding]) -> np.ndarray:
+    def _infer(self, encodings: list[Encoding], session: ort.InferenceSession | None = None) -> np.ndarray:
         """Pad one batch to its longest member and run the graph."""
         feed = self._feed(encodings)
         try:
-            (out,) = self._session.run([self._output], feed)
+            (out,) = (session or self._session).run([self._output], feed)
         except Exception as exc:  # onnxruntime's pybind errors share no useful base class
             raise EmbedderError(
                 f"The embedding model failed while running on {_FRIENDLY.get(self.provider, self.provider)}: {exc}",
@@ -473,7 +501,7 @@ def _session_options(threads: int | None, *, spin: bool = False) -> ort.SessionO
     options = ort.SessionOptions()
     # Threads are set explicitly: ONNX Runtime's default spins one thread per core, which starves the
     # GUI, the parser processes and the LLM on small machines.
-    options.intra_op_num_threads = threads if threads else max(1, os.cpu_count() or 1)
+    options.intra_op_num_threads = _intra_threads(threads)
     options.inter_op_num_threads = 1
     # Idle pool threads sleep instead of spinning: spinning threads hold the cores that document parsing
     # and the chat model need, and `bench/embeddings.py --sweep` (with and without a busy process beside)
@@ -482,6 +510,11 @@ def _session_options(threads: int | None, *, spin: bool = False) -> ort.SessionO
     options.log_severity_level = _ORT_ERROR_LEVEL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     return options
+
+
+def _intra_threads(threads: int | None) -> int:
+    """The threads a session gets: those asked for, else one per core."""
+    return threads if threads else max(1, os.cpu_count() or 1)
 
 
 def _session_error(model_path: Path, exc: Exception) -> EmbedderError:

@@ -117,12 +117,13 @@ def test_passages_vary_in_length_as_a_documents_do() -> None:
     assert passages == embeddings.make_passages(count, 300), "the sample is fixed"
 
 
-def test_sweep_measures_each_batch_size_with_and_without_the_padding_bound() -> None:
+def test_sweep_measures_each_batch_size_with_and_without_the_padding_bound_and_lanes() -> None:
     from app.config import default_cache_dir
 
-    args = embeddings.argparse.Namespace(cache=default_cache_dir(), precision="int8", threads=1, chunks=40,
+    args = embeddings.argparse.Namespace(cache=default_cache_dir(), precision="int8", threads=2, chunks=40,
                                          rounds=1, load=0)
     report = embeddings.sweep(args)
-    assert report["passages"] == 40 and report["handed_over"] == 64
-    assert set(report["tokens_per_s"]) == {f"batch={b} padding bound={o}" for b in (4, 8, 16, 32) for o in ("on", "off")}
+    assert report["passages"] == 40 and report["handed_over"] == 128 and report["lanes"] == 2
+    assert set(report["tokens_per_s"]) == {f"batch={b} padding bound={o}" for b in (4, 8, 16, 32)
+                                           for o in ("on", "off")} | {"batch=8 padding bound=on lanes=1"}
     assert all(v > 0 for v in report["tokens_per_s"].values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,28 @@ def test_the_cpu_runs_small_batches_and_a_chosen_size_is_kept(model_dir: Path, e
     assert embedder.batch_size == 4
 
 
+def test_a_calls_batches_run_side_by_side_one_thread_each_with_the_same_vectors(
+    model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = [f"passage {i} about " + "the quarterly budget review " * (1 + i % 9) for i in range(24)]
+    one_lane = OnnxEmbedder(model_dir, providers=[CPU], threads=2, batch_size=4, verify_placement=False, lanes=1)
+    lanes = OnnxEmbedder(model_dir, providers=[CPU], threads=2, batch_size=4, verify_placement=False)
+    assert (one_lane.lanes, lanes.lanes) == (1, 2), "as many lanes as threads unless told"
+    lanes.embed_query(["one question"])
+    assert lanes._lane_session is None, "a call of one batch runs on the main session: asking makes no lanes"
+    ran: list[str] = []
+    real_run = lanes._run
+    monkeypatch.setattr(lanes, "_run", lambda enc, session=None: ran.append(threading.current_thread().name)
+                        or real_run(enc, session))  # fmt: skip
+    together = lanes.embed(texts)
+    assert len(ran) >= 6 and all(name.startswith("hearth-embed") for name in ran), ran
+    assert lanes._lane_session is not None and lanes._lane_session.get_session_options().intra_op_num_threads == 1
+    np.testing.assert_array_equal(together, one_lane.embed(texts))
+    assert one_lane._lane_session is None
+    with pytest.raises(ValueError, match="lanes"):
+        OnnxEmbedder(model_dir, providers=[CPU], lanes=0)
+
+
 def test_rows_are_unit_length_float32(embedder: OnnxEmbedder) -> None:
     vectors = embedder.embed(["one", "two words", "!!!", "日本語のテキスト"])
     assert vectors.dtype == np.float32
@@ -196,6 +219,7 @@ def test_gpu_provider_that_fails_to_start_falls_back_with_its_reason(
     monkeypatch.setattr(ort, "InferenceSession", failing_on_gpu)
     emb = OnnxEmbedder(model_dir, threads=2)
     assert emb.provider == CPU
+    assert (emb.batch_size, emb.lanes) == (CPU_BATCH_SIZE, 2), "the CPU's batches and lanes after the fallback"
     assert emb.provider_note == (
         "fell back to CPU: ROCMExecutionProvider was requested but could not be loaded "
         "(hipErrorNoBinaryForGpu: no kernel image for gfx1103)"
@@ -210,6 +234,7 @@ def test_silent_fallback_inside_onnxruntime_is_reported(model_dir: Path, monkeyp
     with pytest.warns(UserWarning):
         emb = OnnxEmbedder(model_dir, threads=2)
     assert emb.provider == CPU
+    assert (emb.batch_size, emb.lanes) == (CPU_BATCH_SIZE, 2), "the CPU's batches and lanes after the fallback"
     assert emb.provider_note.startswith("fell back to CPU: ROCMExecutionProvider was requested")
 
 
@@ -339,6 +364,7 @@ def test_gpu_that_leaves_most_nodes_on_the_cpu_is_abandoned(
     )
     emb = OnnxEmbedder(model_dir, threads=2)
     assert emb.provider == CPU
+    assert (emb.batch_size, emb.lanes) == (CPU_BATCH_SIZE, 2), "the CPU's batches and lanes after the fallback"
     assert emb.provider_note == (
         "fell back to CPU because MIGraphX ran only 2 of 302 nodes on the GPU; MatMul ran on the CPU"
     )
@@ -413,6 +439,7 @@ def test_gpu_library_that_fails_to_load_is_named_and_stdout_stays_clean(
     monkeypatch.setattr(ort, "InferenceSession", like_the_migraphx_wheel)
     emb = OnnxEmbedder(model_dir, threads=2)
     assert emb.provider == CPU
+    assert (emb.batch_size, emb.lanes) == (CPU_BATCH_SIZE, 2), "the CPU's batches and lanes after the fallback"
     assert emb.provider_note == (
         "fell back to CPU: MIGraphXExecutionProvider was requested but could not be loaded "
         "(libmigraphx_c.so.3: cannot open shared object file: No such file or directory)"
