@@ -76,7 +76,10 @@ class IngestOptions:
     workers: int | None = None  # reader processes; None = automatic, 0 = read in this process
     parse_timeout: float = 300.0  # seconds one file may take to read before it is given up on
     parse_memory_bytes: int | None = DEFAULT_MEMORY_LIMIT  # address space of one reader process; None = no cap
-    embed_batch: int = 64  # chunks embedded between progress reports and cancel checks
+    # Chunks embedded together, between progress reports and cancel checks (about 1.3 s on 2 cores): the embedder's
+    # threads wait for each other at the end of a call; 128 against 64: 25.4–25.7 s against 26.2 s for the
+    # retrieval corpus's whole ingest (docs/experiments/2026-12-08-embedding-less-work.md).
+    embed_batch: int = 128
     # Passages of many files written together (one keyword-index transaction, one Chroma call, one manifest
     # transaction each side); 0 = write each file on its own. A shared server takes each document on its own.
     write_batch: int = 1024

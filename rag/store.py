@@ -136,7 +136,10 @@ class DocumentWrite:
     leftovers: bool  # an interrupted attempt may have left chunks under this very version
 
 
-_CHROMA_CALL = 1000  # rows in one Chroma call (its own cap is about 5,000)
+# Rows in one Chroma call (its own cap is about 5,000). The in-process client holds Python's lock for a whole
+# call: 1,000 rows kept ingest's embedding threads from starting their next batch for 0.6 s, 128 rows for 0.1 s,
+# at the same cost per row.
+_CHROMA_CALL = 128
 
 
 def collection_name(workspace: str) -> str:
@@ -190,8 +193,7 @@ class ChromaStore:
         ids = chunk_ids(source, version, chunks)
         metas = [_meta(source, version, c) for c in chunks]
         try:
-            # Add in slices: Chroma caps the batch size of one call.
-            step = 1000
+            step = _CHROMA_CALL
             for i in range(0, len(ids), step):
                 col.upsert(
                     ids=ids[i : i + step],

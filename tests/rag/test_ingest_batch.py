@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from inference.errors import Cancelled
+from inference.errors import Cancelled, EmbedderError
 from rag.errors import StoreError
 from rag.ingest import IngestOptions
 from rag.retrieval import RetrievalOptions
@@ -39,11 +39,11 @@ def write_notes(folder: Path, n: int = N, *, seed: int = 1, version: str = "") -
     return [str((folder / f"note{i:03d}.md").resolve()) for i in range(n)]
 
 
-def hearth(data: Path, **options) -> Hearth:
+def hearth(data: Path, embedder: CountingEmbedder | None = None, **options) -> Hearth:
     opts = {"chunk_tokens": 24, "overlap_tokens": 4, "workers": 1, "write_batch": 64, **options}
     # The fake embedder's similarities are hash collisions: the keywords alone rank (no similarity added).
     return Hearth(HearthConfig(data_dir=data, ingest=IngestOptions(**opts), min_score=0.0,
-                               retrieval=RetrievalOptions(similarity_weight=0.0)), embedder=CountingEmbedder())
+                               retrieval=RetrievalOptions(similarity_weight=0.0)), embedder=embedder or CountingEmbedder())
 
 
 def count_calls(obj, name: str, calls: list) -> None:
@@ -145,6 +145,34 @@ def test_a_failure_in_the_middle_of_a_batch_costs_only_the_bad_document(tmp_path
     r = h.ingest([tmp_path / "docs"], workspace=WORKSPACE)
     assert (r.added, r.unchanged, r.failed) == (1, N - 1, [])
     assert problems(state(h)) == [] and h.search(f"{marker(11)} note", k=1, workspace=WORKSPACE)[0].source == bad
+
+
+def test_a_text_the_embedder_refuses_costs_only_its_file(tmp_path):
+    sources = write_notes(tmp_path / "docs")
+    bad = sources[7]
+
+    class Refusing(CountingEmbedder):
+        """Refuses any call holding the bad note's text; remembers the files of each call."""
+
+        files_by_call: list[set[str]] = []
+
+        def embed(self, texts):
+            self.files_by_call.append({m for i in range(N) if (m := marker(i)) in " ".join(texts)})
+            if marker(7) in " ".join(texts):
+                raise EmbedderError("this text cannot be embedded (simulated)")
+            return super().embed(texts)
+
+    embedder = Refusing()
+    h = hearth(tmp_path / "data", embedder, embed_batch=8)
+    r = h.ingest([tmp_path / "docs"], workspace=WORKSPACE)
+    assert r.added == N - 1 and [(f.source, f.kind) for f in r.failed] == [(bad, "error")]
+    assert "cannot be embedded" in r.failed[0].error
+    # The batch holding it failed, and was embedded again file by file: the bad note alone failed once more.
+    failed = [c for c in embedder.files_by_call if marker(7) in c]
+    assert len(failed) == 2 and len(failed[0]) > 1 and failed[1] == {marker(7)}
+    got = state(h)
+    assert problems(got) == [] and (bad not in got or got[bad]["status"] != "done")
+    assert all(got[s]["status"] == "done" for s in sources if s != bad)
 
 
 def test_cancel_during_a_batch_write_finishes_that_batch_and_begins_nothing_more(tmp_path):
