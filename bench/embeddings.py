@@ -2,7 +2,7 @@
 
     python -m bench.embeddings [--json] [--chunks N] [--rounds R] [--threads T] [--precision int8|fp32]
                                [--baseline-python PY] [--cache DIR]
-    python -m bench.embeddings --sweep [--load N]      batch sizes x the padding bound, optionally under load
+    python -m bench.embeddings --sweep [--load N]      batch sizes x the padding bound, and lanes, optionally under load
 
 The corpus is real text: the docstrings of this Python's standard library, packed into chunks of at
 most 200 embedder tokens (the size Hearth's ingestion uses), a fixed sample of N of them. Both engines

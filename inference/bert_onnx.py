@@ -380,7 +380,8 @@ def build_fused_model(
     Per layer: Attention over one packed [hidden, 3*hidden] Q/K/V matrix (QAttention in int8, its input
     quantised once by DynamicQuantizeLinear), the output projection, the residual and LayerNorm, the
     feed-forward into BiasGelu, its output projection, the residual and LayerNorm. An int8 matrix is a
-    DynamicQuantizeMatMul: the activation is quantised per batch (uint8) at run time, the weight per output column (int8), the bias added in the same kernel.
+    DynamicQuantizeMatMul: the activation is quantised per batch (uint8) at run time, the weight per output
+    column (int8), the bias added in the same kernel.
     With `taps`, the input of every matrix is also a graph output named "tap:<key>" (for calibration).
     """
     plan = plan or FusedPlan()

@@ -193,13 +193,13 @@ class ChromaStore:
         ids = chunk_ids(source, version, chunks)
         metas = [_meta(source, version, c) for c in chunks]
         try:
-            step = _CHROMA_CALL
-            for i in range(0, len(ids), step):
+            for i in range(0, len(ids), _CHROMA_CALL):
+                rows = slice(i, i + _CHROMA_CALL)
                 col.upsert(
-                    ids=ids[i : i + step],
-                    embeddings=np.asarray(vectors[i : i + step], dtype=np.float32),
-                    documents=[c.text for c in chunks[i : i + step]],
-                    metadatas=metas[i : i + step],
+                    ids=ids[rows],
+                    embeddings=np.asarray(vectors[rows], dtype=np.float32),
+                    documents=[c.text for c in chunks[rows]],
+                    metadatas=metas[rows],
                 )
             # The document's other versions, found by source and deleted by id: a `$ne` filter makes Chroma
             # scan the version of every passage in the collection, for every file written.
